@@ -1,0 +1,175 @@
+//! The input bundle of spec section 3.
+
+use serde::{Deserialize, Serialize};
+
+/// Why no instruction entered the frontend this cycle (spec section 3).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[repr(u8)]
+pub enum FetchStall {
+    #[default]
+    None = 0,
+    L1i = 1,
+    L2i = 2,
+    Itlb = 3,
+}
+
+impl FetchStall {
+    pub const ALL: [FetchStall; 4] = [Self::None, Self::L1i, Self::L2i, Self::Itlb];
+    /// Raw encoding (2 bits).
+    #[inline]
+    pub fn bits(self) -> u8 {
+        self as u8
+    }
+    /// Decode raw bits; `None` (the Rust option) for an encoding out of range.
+    pub fn from_bits(b: u8) -> Option<Self> {
+        Self::ALL.get(b as usize).copied()
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::L1i => "l1i",
+            Self::L2i => "l2i",
+            Self::Itlb => "itlb",
+        }
+    }
+}
+
+/// What the ROB head waits on this cycle (spec section 3).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[repr(u8)]
+pub enum HeadCause {
+    #[default]
+    None = 0,
+    L1d = 1,
+    L2d = 2,
+    Dtlb = 3,
+    Longlat = 4,
+    Other = 5,
+}
+
+impl HeadCause {
+    pub const ALL: [HeadCause; 6] = [
+        Self::None,
+        Self::L1d,
+        Self::L2d,
+        Self::Dtlb,
+        Self::Longlat,
+        Self::Other,
+    ];
+    /// Raw encoding (3 bits).
+    #[inline]
+    pub fn bits(self) -> u8 {
+        self as u8
+    }
+    pub fn from_bits(b: u8) -> Option<Self> {
+        Self::ALL.get(b as usize).copied()
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::L1d => "l1d",
+            Self::L2d => "l2d",
+            Self::Dtlb => "dtlb",
+            Self::Longlat => "longlat",
+            Self::Other => "other",
+        }
+    }
+}
+
+/// The oldest squash event of the cycle (spec section 3); takes effect at the end
+/// of the cycle.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Squash {
+    #[default]
+    None,
+    /// The branch with this ROB id was found mispredicted; everything younger is squashed.
+    Mispredict(u16),
+    /// A non-branch event squashes this ROB id itself and everything younger.
+    Flush(u16),
+}
+
+impl Squash {
+    /// Raw kind encoding: 0 none, 1 mispredict, 2 flush.
+    #[inline]
+    pub fn kind_bits(self) -> u8 {
+        match self {
+            Squash::None => 0,
+            Squash::Mispredict(_) => 1,
+            Squash::Flush(_) => 2,
+        }
+    }
+    /// The ROB id named, 0 for `None`.
+    #[inline]
+    pub fn id(self) -> u16 {
+        match self {
+            Squash::None => 0,
+            Squash::Mispredict(x) | Squash::Flush(x) => x,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Squash::None => "none",
+            Squash::Mispredict(_) => "mispredict",
+            Squash::Flush(_) => "flush",
+        }
+    }
+}
+
+/// One clock cycle's input to the counter unit (spec section 3).
+///
+/// Masks are bit-per-slot: bit `i` is the `i`-th instruction dispatched this cycle.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CycleEvents {
+    /// Count this cycle (false during warm-up / outside a region of interest).
+    pub count_enable: bool,
+    /// Why nothing entered the frontend this cycle.
+    pub fetch_stall: FetchStall,
+    /// Branches whose fetch completed this cycle.
+    pub fetched_branches: u8,
+    /// The frontend redirected fetch this cycle (decode-time redirect).
+    pub fe_redirect: bool,
+    /// With `fe_redirect`: how many of the youngest fetched, undispatched branches are squashed.
+    pub fe_squash: u8,
+    /// Instructions that entered the ROB this cycle.
+    pub dispatched: u8,
+    /// Bit i: the i-th dispatched instruction is a branch.
+    pub dispatched_branches: u8,
+    /// Bit i: the i-th dispatched instruction is the one whose fetch waited on an I-miss.
+    pub dispatched_imiss: u8,
+    /// The oldest squash of the cycle.
+    pub squash: Squash,
+    /// Instructions committed this cycle.
+    pub retired: u8,
+    /// Why the ROB head did not commit this cycle.
+    pub head: HeadCause,
+}
+
+impl Default for CycleEvents {
+    /// An idle, counted cycle: nothing happens, the ROB is empty.
+    fn default() -> Self {
+        Self {
+            count_enable: true,
+            fetch_stall: FetchStall::None,
+            fetched_branches: 0,
+            fe_redirect: false,
+            fe_squash: 0,
+            dispatched: 0,
+            dispatched_branches: 0,
+            dispatched_imiss: 0,
+            squash: Squash::None,
+            retired: 0,
+            head: HeadCause::None,
+        }
+    }
+}
+
+impl CycleEvents {
+    /// An idle counted cycle (same as `Default`).
+    pub fn idle() -> Self {
+        Self::default()
+    }
+}

@@ -1,0 +1,1 @@
+//! Random legal stimulus. Being written.

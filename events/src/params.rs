@@ -1,0 +1,195 @@
+//! Unit parameters of spec section 2.
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// FMT (per-row I-miss counters) or sFMT (shared I-miss counters, I-miss bit per ROB entry).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    #[default]
+    Fmt,
+    Sfmt,
+}
+
+impl Variant {
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Fmt => "fmt",
+            Variant::Sfmt => "sfmt",
+        }
+    }
+}
+
+impl std::str::FromStr for Variant {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "fmt" => Ok(Variant::Fmt),
+            "sfmt" => Ok(Variant::Sfmt),
+            _ => Err(format!("unknown variant `{s}` (expected `fmt` or `sfmt`)")),
+        }
+    }
+}
+
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The parameters of one counter unit (spec section 2).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Params {
+    pub rob_entries: u32,
+    pub fmt_rows: u32,
+    pub local_bits: u32,
+    pub global_bits: u32,
+    pub variant: Variant,
+    pub fetch_width: u32,
+    pub dispatch_width: u32,
+    pub retire_width: u32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self {
+            rob_entries: 128,
+            fmt_rows: 64,
+            local_bits: 16,
+            global_bits: 48,
+            variant: Variant::Fmt,
+            fetch_width: 8,
+            dispatch_width: 4,
+            retire_width: 4,
+        }
+    }
+}
+
+/// A parameter outside its legal range.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("parameter `{name}` = {value} is illegal: {legal}")]
+pub struct ParamError {
+    pub name: &'static str,
+    pub value: String,
+    pub legal: &'static str,
+}
+
+impl Params {
+    /// The same parameters with another variant.
+    pub fn with_variant(mut self, v: Variant) -> Self {
+        self.variant = v;
+        self
+    }
+
+    /// Check every parameter against its legal range (spec section 2).
+    pub fn validate(&self) -> Result<(), ParamError> {
+        let bad = |name, value: u32, legal| ParamError {
+            name,
+            value: value.to_string(),
+            legal,
+        };
+        if !(2..=4096).contains(&self.rob_entries) {
+            return Err(bad("rob_entries", self.rob_entries, "2..=4096"));
+        }
+        if !(2..=256).contains(&self.fmt_rows) || !self.fmt_rows.is_power_of_two() {
+            return Err(bad("fmt_rows", self.fmt_rows, "a power of two in 2..=256"));
+        }
+        if !(1..=32).contains(&self.local_bits) {
+            return Err(bad("local_bits", self.local_bits, "1..=32"));
+        }
+        if !(8..=64).contains(&self.global_bits) {
+            return Err(bad("global_bits", self.global_bits, "8..=64"));
+        }
+        for (name, v) in [
+            ("fetch_width", self.fetch_width),
+            ("dispatch_width", self.dispatch_width),
+            ("retire_width", self.retire_width),
+        ] {
+            if !(1..=8).contains(&v) {
+                return Err(bad(name, v, "1..=8"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Set one parameter by name from a string (`--set NAME=VALUE`).
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        if name == "variant" {
+            self.variant = value.parse()?;
+            return Ok(());
+        }
+        let v: u32 = value
+            .parse()
+            .map_err(|_| format!("parameter `{name}`: `{value}` is not a non-negative integer"))?;
+        match name {
+            "rob_entries" => self.rob_entries = v,
+            "fmt_rows" => self.fmt_rows = v,
+            "local_bits" => self.local_bits = v,
+            "global_bits" => self.global_bits = v,
+            "fetch_width" => self.fetch_width = v,
+            "dispatch_width" => self.dispatch_width = v,
+            "retire_width" => self.retire_width = v,
+            _ => {
+                return Err(format!(
+                    "unknown parameter `{name}` (known: rob_entries, fmt_rows, local_bits, \
+                     global_bits, variant, fetch_width, dispatch_width, retire_width)"
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// Bits of a ROB id: `ceil(log2(rob_entries))`.
+    pub fn rob_id_bits(&self) -> u32 {
+        (self.rob_entries - 1).max(1).ilog2() + 1
+    }
+
+    /// Bits of a row index: `log2(fmt_rows)`.
+    pub fn row_bits(&self) -> u32 {
+        self.fmt_rows.ilog2()
+    }
+
+    /// Largest local counter value: `2^local_bits - 1`.
+    pub fn local_max(&self) -> u64 {
+        (1u64 << self.local_bits) - 1
+    }
+
+    /// Mask of a global counter: `2^global_bits - 1`.
+    pub fn global_mask(&self) -> u64 {
+        if self.global_bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.global_bits) - 1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_legal() {
+        Params::default().validate().unwrap();
+    }
+
+    #[test]
+    fn rob_id_bits_is_ceil_log2() {
+        let mut p = Params::default();
+        for (n, b) in [(2, 1), (3, 2), (4, 2), (5, 3), (128, 7), (129, 8), (4096, 12)] {
+            p.rob_entries = n;
+            assert_eq!(p.rob_id_bits(), b, "rob_entries {n}");
+        }
+    }
+
+    #[test]
+    fn rejects_non_power_of_two_rows() {
+        let p = Params {
+            fmt_rows: 48,
+            ..Params::default()
+        };
+        assert_eq!(p.validate().unwrap_err().name, "fmt_rows");
+    }
+}

@@ -1,0 +1,1 @@
+//! Stream formats (JSON Lines and binary). Being written.

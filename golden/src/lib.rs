@@ -1,0 +1,1 @@
+//! Behavioural model of the FMT/sFMT counter unit. Being written.

@@ -1,0 +1,1 @@
+//! Bit-accurate, clocked model of the FMT/sFMT counter unit. Being written.

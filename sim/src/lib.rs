@@ -1,0 +1,4 @@
+//! Companion out-of-order core simulator. Being written.
+
+pub mod isa;
+pub use isa::{BranchKind, Instr, InstrSource, OpClass, SourceError};

@@ -1,0 +1,1 @@
+//! The `cpistack` library: lock-step checker, CLI support, stacks and reports.

@@ -1,0 +1,1 @@
+//! Integration tests live in `it/`; this library is empty on purpose.
