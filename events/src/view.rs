@@ -208,6 +208,8 @@ pub struct UnitView {
     pub counters: Counters,
     /// Some local counter saturated since reset (sticky).
     pub saturated: bool,
+    /// ROB id of the oldest live entry (the ROB mirror's head pointer).
+    pub rob_head: u32,
     pub rob_count: u32,
     pub rob_full: bool,
     /// `fmt_rows - 1 - (ftail - head)`.
