@@ -1,1 +1,0 @@
-//! Stream formats (JSON Lines and binary). Being written.

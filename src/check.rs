@@ -1,0 +1,256 @@
+//! The lock-step checker: `hw` and `golden` driven by the same bundles, every
+//! architecturally visible field compared every cycle.
+//!
+//! On the first difference [`LockStep::step`] returns a [`Mismatch`] naming the
+//! cycle, the field, both values, the seed (if the caller gave one) and the last
+//! 16 bundles. After a mismatch the checker refuses to go on (every later call
+//! returns the same mismatch), so a caller cannot accidentally keep counting.
+
+use std::fmt;
+
+use events::{Counter, CounterUnit, CycleEvents, ParamError, Params, RowView, UnitView, Variant};
+
+/// How many bundles the mismatch report shows.
+pub const HISTORY: usize = 16;
+
+/// The first difference between the two models.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    pub variant: Variant,
+    /// Index of the bundle after which the difference appeared (from 0).
+    pub cycle: u64,
+    /// Dotted name of the field, e.g. `counters.bpred` or `row[3].penalty`.
+    pub field: String,
+    pub golden: String,
+    pub hw: String,
+    pub seed: Option<u64>,
+    /// The last bundles, oldest first, the failing one last; `(index, bundle)`.
+    pub last: Vec<(u64, CycleEvents)>,
+    /// The waveform written for this mismatch, if any.
+    pub waves: Option<String>,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "lock-step mismatch ({}) after cycle {}: field `{}`: golden = {}, hw = {}",
+            self.variant, self.cycle, self.field, self.golden, self.hw
+        )?;
+        match self.seed {
+            Some(s) => writeln!(f, "  seed: {s}")?,
+            None => writeln!(f, "  seed: none (not a random run)")?,
+        }
+        if let Some(w) = &self.waves {
+            writeln!(f, "  waveform: {w}")?;
+        }
+        writeln!(f, "  last {} bundles (oldest first):", self.last.len())?;
+        for (i, ev) in &self.last {
+            writeln!(f, "    {i:>10}: {}", bundle_line(ev))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Mismatch {}
+
+/// One bundle as a compact single line (JSON).
+pub fn bundle_line(ev: &CycleEvents) -> String {
+    serde_json::to_string(ev).unwrap_or_else(|_| format!("{ev:?}"))
+}
+
+/// `hw` and `golden` of one variant in lock step.
+pub struct LockStep {
+    params: Params,
+    hw: hw::Unit,
+    golden: golden::Unit,
+    cycle: u64,
+    seed: Option<u64>,
+    ring: [CycleEvents; HISTORY],
+    failed: Option<Box<Mismatch>>,
+    rows_hw: Vec<RowView>,
+    rows_golden: Vec<RowView>,
+}
+
+impl LockStep {
+    /// Both models reset, built with `params` (its `variant` picks FMT or sFMT).
+    pub fn new(params: Params) -> Result<Self, ParamError> {
+        let hw = hw::Unit::new(params)?;
+        let golden = golden::Unit::new(params)?;
+        let cap = params.fmt_rows as usize + 1;
+        Ok(Self {
+            params,
+            hw,
+            golden,
+            cycle: 0,
+            seed: None,
+            ring: [CycleEvents::default(); HISTORY],
+            failed: None,
+            rows_hw: Vec::with_capacity(cap),
+            rows_golden: Vec::with_capacity(cap),
+        })
+    }
+
+    /// Record the seed of the stream, for the mismatch report.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+    pub fn hw(&self) -> &hw::Unit {
+        &self.hw
+    }
+    pub fn golden(&self) -> &golden::Unit {
+        &self.golden
+    }
+    /// Bundles stepped so far.
+    pub fn cycles(&self) -> u64 {
+        self.cycle
+    }
+
+    /// Step both models with `ev` and compare everything visible.
+    pub fn step(&mut self, ev: &CycleEvents) -> Result<(), Mismatch> {
+        if let Some(m) = &self.failed {
+            return Err((**m).clone());
+        }
+        self.ring[(self.cycle % HISTORY as u64) as usize] = *ev;
+        self.hw.step(ev);
+        self.golden.step(ev);
+        let res = self.compare();
+        self.cycle += 1;
+        match res {
+            Ok(()) => Ok(()),
+            Err((field, golden, hw)) => {
+                let m = Mismatch {
+                    variant: self.params.variant,
+                    cycle: self.cycle - 1,
+                    field,
+                    golden,
+                    hw,
+                    seed: self.seed,
+                    last: self.history(),
+                    waves: None,
+                };
+                self.failed = Some(Box::new(m.clone()));
+                Err(m)
+            }
+        }
+    }
+
+    /// The last bundles stepped (at most [`HISTORY`]), oldest first, with their indices.
+    pub fn history(&self) -> Vec<(u64, CycleEvents)> {
+        let n = self.cycle.min(HISTORY as u64);
+        (self.cycle - n..self.cycle)
+            .map(|i| (i, self.ring[(i % HISTORY as u64) as usize]))
+            .collect()
+    }
+
+    fn compare(&mut self) -> Result<(), (String, String, String)> {
+        let g = self.golden.view();
+        let h = self.hw.view();
+        if g != h {
+            return Err(first_view_difference(&g, &h));
+        }
+        self.rows_hw.clear();
+        self.rows_golden.clear();
+        let rh = &mut self.rows_hw;
+        self.hw.for_each_row(&mut |_, r| rh.push(r));
+        let rg = &mut self.rows_golden;
+        self.golden.for_each_row(&mut |_, r| rg.push(r));
+        if self.rows_hw != self.rows_golden {
+            return Err(first_row_difference(&self.rows_golden, &self.rows_hw));
+        }
+        if self.params.variant == Variant::Sfmt && g.imiss_bits > 0 {
+            // The I-miss bit of every live ROB entry, oldest first.
+            let rob_head = g.rob_head;
+            for k in 0..g.rob_count {
+                let id = ((rob_head + k) % self.params.rob_entries) as u16;
+                let (gb, hb) = (self.golden.imiss_bit(id), self.hw.imiss_bit(id));
+                if gb != hb {
+                    return Err((format!("imiss_bit[rob_id {id}]"), gb.to_string(), hb.to_string()));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn first_view_difference(g: &UnitView, h: &UnitView) -> (String, String, String) {
+    macro_rules! cmp {
+        ($name:expr, $a:expr, $b:expr) => {
+            if $a != $b {
+                return ($name.to_string(), format!("{:?}", $a), format!("{:?}", $b));
+            }
+        };
+    }
+    for c in Counter::ALL {
+        cmp!(
+            format!("counters.{}", c.name()),
+            g.counters.get(c),
+            h.counters.get(c)
+        );
+        cmp!(
+            format!("counters.{}.overflow", c.name()),
+            g.counters.overflowed(c),
+            h.counters.overflowed(c)
+        );
+    }
+    cmp!("error", g.error, h.error);
+    cmp!("saturated", g.saturated, h.saturated);
+    cmp!("rob_head", g.rob_head, h.rob_head);
+    cmp!("rob_count", g.rob_count, h.rob_count);
+    cmp!("rob_full", g.rob_full, h.rob_full);
+    cmp!("free_rows", g.free_rows, h.free_rows);
+    cmp!("dispatched_rows", g.dispatched_rows, h.dispatched_rows);
+    cmp!("fetched_rows", g.fetched_rows, h.fetched_rows);
+    cmp!("refilling", g.refilling, h.refilling);
+    cmp!("refill_pending", g.refill_pending, h.refill_pending);
+    cmp!("shared_i.l1i", g.shared_i[0], h.shared_i[0]);
+    cmp!("shared_i.l2i", g.shared_i[1], h.shared_i[1]);
+    cmp!("shared_i.itlb", g.shared_i[2], h.shared_i[2]);
+    cmp!("imiss_bits", g.imiss_bits, h.imiss_bits);
+    cmp!("pending.l1i", g.pending.l1i, h.pending.l1i);
+    cmp!("pending.l2i", g.pending.l2i, h.pending.l2i);
+    cmp!("pending.itlb", g.pending.itlb, h.pending.itlb);
+    cmp!("pending.bpred", g.pending.bpred, h.pending.bpred);
+    (
+        "view (unnamed field)".into(),
+        format!("{g:?}"),
+        format!("{h:?}"),
+    )
+}
+
+fn first_row_difference(g: &[RowView], h: &[RowView]) -> (String, String, String) {
+    if g.len() != h.len() {
+        return ("rows.len".into(), g.len().to_string(), h.len().to_string());
+    }
+    let last = g.len() - 1;
+    for (i, (a, b)) in g.iter().zip(h).enumerate() {
+        let name = |f: &str| {
+            if i == last {
+                format!("row[accumulation].{f}")
+            } else {
+                format!("row[{i}].{f}")
+            }
+        };
+        macro_rules! cmp {
+            ($f:ident) => {
+                if a.$f != b.$f {
+                    return (name(stringify!($f)), format!("{:?}", a.$f), format!("{:?}", b.$f));
+                }
+            };
+        }
+        cmp!(dispatched);
+        cmp!(rob_id);
+        cmp!(penalty);
+        cmp!(mispredict);
+        cmp!(done);
+        cmp!(l1i);
+        cmp!(l2i);
+        cmp!(itlb);
+    }
+    ("rows".into(), format!("{g:?}"), format!("{h:?}"))
+}
