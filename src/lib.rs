@@ -1,1 +1,9 @@
-//! The `cpistack` library: lock-step checker, CLI support, stacks and reports.
+//! The `cpistack` library behind the command-line tool: the lock-step checker,
+//! text/JSON reports of a unit's counters, the benchmark, and the glue that runs
+//! streams, the core simulator and CPI-stack studies.
+//!
+//! Model logic lives in the crates below (`events`, `hw`, `golden`, `sim`); this
+//! crate only wires them together.
+
+pub mod check;
+pub mod report;
