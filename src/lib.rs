@@ -7,3 +7,4 @@
 
 pub mod check;
 pub mod report;
+pub mod vcdcheck;
