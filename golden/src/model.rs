@@ -1,0 +1,621 @@
+//! The behavioural model: timestamps, prefix counts, queues.
+
+use std::collections::VecDeque;
+
+use events::{
+    Counter, CounterUnit, Counters, CycleEvents, ParamError, Params, Pending, ProtocolError,
+    RowView, Squash, UnitView, Variant, NUM_COUNTERS,
+};
+
+/// Running totals of the cycles that had some property, from reset to now. Each
+/// accepted cycle adds to them once, from the bundle and the state at the start
+/// of the cycle (spec 4.1), before anything else of that cycle happens.
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct Prefix {
+    /// Counted cycles (`count_enable`).
+    pub counted: u64,
+    /// Counted cycles with a full ROB, by `HeadCause` encoding.
+    pub full_by_head: [u64; 6],
+    /// Counted cycles with a non-full ROB ("open" cycles).
+    pub open: u64,
+    /// Open cycles by `FetchStall` encoding (0: no stall).
+    pub open_by_stall: [u64; 4],
+    /// Open cycles by `FetchStall` encoding while not refilling (sFMT's shared counters).
+    pub shared_by_stall: [u64; 4],
+}
+
+/// A moment: the cycle (bundle index since reset) at which something happened,
+/// and the prefix counts right after that cycle's counting step.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    pub cycle: u64,
+    /// `Prefix::open`.
+    pub open: u64,
+    /// The cycles a mispredicted branch's penalty (and a pending refill) grows
+    /// by: open cycles without a fetch stall (FMT), all open cycles (sFMT).
+    pub refill: u64,
+}
+
+/// An in-flight branch: a row of the table, described by what happened to it when.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Branch {
+    /// Cycle its fetch completed.
+    pub fetched_at: u64,
+    /// FMT: raw I-stall cycles (l1i, l2i, itlb) of its basic block, fixed at fetch.
+    pub imiss: [u64; 3],
+    /// ROB sequence number once dispatched; `u64::MAX` while only fetched (so the
+    /// whole queue is sorted by `seq`).
+    pub seq: u64,
+    pub dispatched: Option<Stamp>,
+    /// Found mispredicted.
+    pub resolved: Option<Stamp>,
+    /// First dispatch after it was found mispredicted (its correct path arrived).
+    pub done: Option<Stamp>,
+}
+
+impl Branch {
+    /// The raw (unsaturated) penalty at moment `now`: the open cycles since its
+    /// dispatch until it was found mispredicted, then the refill cycles until its
+    /// correct path arrived.
+    #[inline]
+    pub fn penalty_raw(&self, now: Stamp) -> u64 {
+        let Some(d) = self.dispatched else { return 0 };
+        match self.resolved {
+            None => now.open - d.open,
+            Some(r) => (r.open - d.open) + (self.done.unwrap_or(now).refill - r.refill),
+        }
+    }
+}
+
+/// What happened to a live branch, when (cycle numbers are bundle indices since reset).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct BranchTimes {
+    pub fetched_at: u64,
+    pub dispatched_at: Option<u64>,
+    /// Found mispredicted.
+    pub resolved_at: Option<u64>,
+    /// Its correct path's first instructions entered the ROB.
+    pub done_at: Option<u64>,
+}
+
+/// The behavioural FMT/sFMT counter unit. See the crate documentation.
+#[derive(Clone, Debug)]
+pub struct Unit {
+    pub(crate) p: Params,
+    pub(crate) sfmt: bool,
+    local_max: u64,
+    /// `2^global_bits - 1`.
+    global_mask: u128,
+
+    /// Bundles accepted since reset (= index of the next bundle).
+    pub(crate) t: u64,
+    pub(crate) pre: Prefix,
+
+    // --- ROB mirror ---
+    /// Sequence number of the oldest live instruction (instructions retired since reset).
+    pub(crate) rob_head_seq: u64,
+    pub(crate) rob_count: u32,
+    /// sFMT: sequence numbers of the live instructions with an I-miss bit, ascending.
+    marks: VecDeque<u64>,
+
+    // --- branches ---
+    /// Live branches, oldest first: `n_disp` dispatched ones, then fetched ones.
+    pub(crate) branches: VecDeque<Branch>,
+    pub(crate) n_disp: usize,
+    /// Index of the oldest dispatched branch whose penalty still grows (not done);
+    /// `n_disp` if none. Every dispatched branch before it is done.
+    first_growing: usize,
+    /// FMT: `open_by_stall[1..4]` when the current basic block (the accumulation row) began.
+    acc_open: [u64; 3],
+    /// sFMT: `shared_by_stall[1..4]` at the last clear of the shared I-counters.
+    shared_open: [u64; 3],
+    refilling: bool,
+    /// A mispredicted branch committed before its correct path arrived at this moment.
+    refill_from: Option<Stamp>,
+
+    /// Unbounded totals charged at commit and by finished refills (`retired`,
+    /// `l1i`, `l2i`, `itlb`, `bpred`; the others are prefix counts).
+    charged: [u128; NUM_COUNTERS],
+    saturated: bool,
+    error: Option<ProtocolError>,
+
+    // --- running sums for `Pending` ---
+    /// FMT: saturated I-stall cycles over the queued branches.
+    queued_imiss: [u64; 3],
+    /// Saturated penalties of the done (mispredicted) dispatched branches.
+    done_penalty: u64,
+}
+
+const I_COUNTERS: [Counter; 3] = [Counter::L1i, Counter::L2i, Counter::Itlb];
+
+impl Unit {
+    /// A unit in its reset state.
+    pub fn new(params: Params) -> Result<Unit, ParamError> {
+        params.validate()?;
+        let global_mask = if params.global_bits >= 64 {
+            u64::MAX as u128
+        } else {
+            (1u128 << params.global_bits) - 1
+        };
+        Ok(Unit {
+            p: params,
+            sfmt: params.variant == Variant::Sfmt,
+            local_max: params.local_max(),
+            global_mask,
+            t: 0,
+            pre: Prefix::default(),
+            rob_head_seq: 0,
+            rob_count: 0,
+            marks: VecDeque::with_capacity(params.rob_entries as usize),
+            branches: VecDeque::with_capacity(params.fmt_rows as usize),
+            n_disp: 0,
+            first_growing: 0,
+            acc_open: [0; 3],
+            shared_open: [0; 3],
+            refilling: false,
+            refill_from: None,
+            charged: [0; NUM_COUNTERS],
+            saturated: false,
+            error: None,
+            queued_imiss: [0; 3],
+            done_penalty: 0,
+        })
+    }
+
+    /// Back to the reset state (same parameters; keeps its allocations).
+    pub fn reset(&mut self) {
+        let mut marks = std::mem::take(&mut self.marks);
+        let mut branches = std::mem::take(&mut self.branches);
+        marks.clear();
+        branches.clear();
+        *self = Unit::new(self.p).expect("parameters were validated at construction");
+        self.marks = marks;
+        self.branches = branches;
+    }
+
+    /// The cycle numbers at which things happened to each live branch, oldest
+    /// first (the dispatched ones, then the fetched ones).
+    pub fn branch_times(&self) -> impl Iterator<Item = BranchTimes> + '_ {
+        self.branches.iter().map(|b| BranchTimes {
+            fetched_at: b.fetched_at,
+            dispatched_at: b.dispatched.map(|s| s.cycle),
+            resolved_at: b.resolved.map(|s| s.cycle),
+            done_at: b.done.map(|s| s.cycle),
+        })
+    }
+
+    /// Bundles accepted since reset (a rejected bundle and those after it are not).
+    pub fn accepted(&self) -> u64 {
+        self.t
+    }
+
+    #[inline]
+    fn sat(&self, raw: u64) -> u64 {
+        raw.min(self.local_max)
+    }
+
+    /// The present moment (after the counting step of the cycle being processed,
+    /// or at the boundary after the last step).
+    #[inline]
+    pub(crate) fn now(&self) -> Stamp {
+        Stamp {
+            cycle: self.t,
+            open: self.pre.open,
+            refill: if self.sfmt {
+                self.pre.open
+            } else {
+                self.pre.open_by_stall[0]
+            },
+        }
+    }
+
+    /// FMT: raw I-stall cycles of the current basic block (the accumulation row).
+    #[inline]
+    fn acc_raw(&self) -> [u64; 3] {
+        let s = &self.pre.open_by_stall;
+        [
+            s[1] - self.acc_open[0],
+            s[2] - self.acc_open[1],
+            s[3] - self.acc_open[2],
+        ]
+    }
+
+    /// sFMT: raw shared I-counters.
+    #[inline]
+    fn shared_raw(&self) -> [u64; 3] {
+        let s = &self.pre.shared_by_stall;
+        [
+            s[1] - self.shared_open[0],
+            s[2] - self.shared_open[1],
+            s[3] - self.shared_open[2],
+        ]
+    }
+
+    #[inline]
+    fn restart_block(&mut self) {
+        self.acc_open.copy_from_slice(&self.pre.open_by_stall[1..]);
+    }
+
+    #[inline]
+    fn clear_shared(&mut self) {
+        self.shared_open
+            .copy_from_slice(&self.pre.shared_by_stall[1..]);
+        self.marks.clear();
+    }
+
+    /// The dispatched branch found mispredicted whose correct path has not arrived
+    /// yet. There is at most one, and it is the youngest dispatched branch: the
+    /// squash at its resolution removed everything younger, and the next dispatch
+    /// makes it done.
+    #[inline]
+    fn awaiting(&self) -> Option<&Branch> {
+        let b = self.branches.get(self.n_disp.checked_sub(1)?)?;
+        (b.resolved.is_some() && b.done.is_none()).then_some(b)
+    }
+
+    /// The unbounded total of a global counter.
+    fn total(&self, c: Counter) -> u128 {
+        match c {
+            Counter::Cycles => self.pre.counted as u128,
+            Counter::L1d | Counter::L2d | Counter::Dtlb | Counter::Longlat => {
+                // HeadCause encodings 1..=4 are l1d, l2d, dtlb, longlat.
+                self.pre.full_by_head[c.idx() - Counter::L1d.idx() + 1] as u128
+            }
+            Counter::Bpred => {
+                let live = self
+                    .refill_from
+                    .map_or(0, |r| (self.now().refill - r.refill) as u128);
+                self.charged[c.idx()] + live
+            }
+            _ => self.charged[c.idx()],
+        }
+    }
+
+    fn advance_first_growing(&mut self) {
+        while self.first_growing < self.n_disp && self.branches[self.first_growing].done.is_some() {
+            self.first_growing += 1;
+        }
+    }
+
+    /// Drop the youngest branches until `keep` remain.
+    fn drop_younger(&mut self, keep: usize) {
+        while self.branches.len() > keep {
+            let b = self.branches.pop_back().expect("len > keep >= 0");
+            for k in 0..3 {
+                self.queued_imiss[k] -= self.sat(b.imiss[k]);
+            }
+            if b.done.is_some() {
+                self.done_penalty -= self.sat(b.penalty_raw(self.now()));
+            }
+        }
+        self.n_disp = self.n_disp.min(keep);
+        self.first_growing = self.first_growing.min(self.n_disp);
+    }
+
+    /// Sequence number of the live instruction with ROB id `id` (spec 4.5: ages
+    /// count from the ROB head after this cycle's retirement).
+    #[inline]
+    pub(crate) fn seq_of(&self, head_seq: u64, id: u16) -> u64 {
+        let n = self.p.rob_entries as u64;
+        head_seq + (id as u64 + n - head_seq % n) % n
+    }
+
+    // ----- one cycle, spec 4.1 to 4.5 -----
+
+    /// 4.1: add this cycle to the prefix counts.
+    #[inline]
+    fn count(&mut self, ev: &CycleEvents) {
+        let ce = ev.count_enable as u64;
+        let full = (self.rob_count == self.p.rob_entries) as u64;
+        let open = ce & (full ^ 1);
+        let stall = ev.fetch_stall as usize;
+        self.pre.counted += ce;
+        self.pre.full_by_head[ev.head as usize] += ce & full;
+        self.pre.open += open;
+        self.pre.open_by_stall[stall] += open;
+        self.pre.shared_by_stall[stall] += open & (self.refilling as u64 ^ 1);
+    }
+
+    /// Whether some local counter has exceeded its maximum by now (after this
+    /// cycle's counting, before anything leaves).
+    fn local_exceeded(&self) -> bool {
+        let max = self.local_max;
+        if let Some(b) = self.branches.get(self.first_growing) {
+            if self.first_growing < self.n_disp && b.penalty_raw(self.now()) > max {
+                return true;
+            }
+        }
+        let raw = if self.sfmt {
+            self.shared_raw()
+        } else {
+            self.acc_raw()
+        };
+        raw.iter().any(|&v| v > max)
+    }
+
+    /// 4.2: `n` instructions leave the ROB, oldest first. Only the marked ones and
+    /// the branches among them do anything beyond `retired += 1`.
+    fn retire(&mut self, n: u64, ce: bool) {
+        if n == 0 {
+            return;
+        }
+        self.charged[Counter::Retired.idx()] += ce as u128 * n as u128;
+        let end = self.rob_head_seq + n;
+        loop {
+            let mark = self.marks.front().copied().unwrap_or(u64::MAX);
+            let branch = if self.n_disp > 0 {
+                self.branches[0].seq
+            } else {
+                u64::MAX
+            };
+            if mark.min(branch) >= end {
+                break;
+            }
+            // An instruction both marked and a branch: its I-miss bit first (spec 7).
+            if mark <= branch {
+                if ce {
+                    let raw = self.shared_raw();
+                    for (k, c) in I_COUNTERS.iter().enumerate() {
+                        self.charged[c.idx()] += self.sat(raw[k]) as u128;
+                    }
+                }
+                self.clear_shared();
+            } else {
+                self.commit_branch(ce);
+            }
+        }
+        self.rob_head_seq = end;
+        self.rob_count -= n as u32;
+    }
+
+    /// The oldest dispatched branch commits.
+    fn commit_branch(&mut self, ce: bool) {
+        let b = self.branches.pop_front().expect("a dispatched branch");
+        self.n_disp -= 1;
+        if self.first_growing > 0 {
+            self.first_growing -= 1;
+        } else {
+            self.advance_first_growing();
+        }
+        let now = self.now();
+        for (k, c) in I_COUNTERS.iter().enumerate() {
+            let v = self.sat(b.imiss[k]);
+            self.queued_imiss[k] -= v;
+            if ce && !self.sfmt {
+                self.charged[c.idx()] += v as u128;
+            }
+        }
+        if b.resolved.is_some() {
+            let pen = self.sat(b.penalty_raw(now));
+            if ce {
+                self.charged[Counter::Bpred.idx()] += pen as u128;
+            }
+            if b.done.is_some() {
+                self.done_penalty -= pen;
+            } else {
+                debug_assert!(self.refill_from.is_none());
+                self.refill_from = Some(now);
+            }
+            if self.sfmt {
+                self.clear_shared();
+            }
+        }
+    }
+
+    /// 4.3: fetched branches join the queue; then a frontend redirect drops the
+    /// youngest fetched ones and restarts the basic block.
+    fn fetch(&mut self, ev: &CycleEvents) {
+        for i in 0..ev.fetched_branches {
+            let imiss = if i == 0 && !self.sfmt {
+                self.acc_raw()
+            } else {
+                [0; 3]
+            };
+            for (k, q) in self.queued_imiss.iter_mut().enumerate() {
+                *q += imiss[k].min(self.local_max);
+            }
+            self.branches.push_back(Branch {
+                fetched_at: self.t,
+                imiss,
+                seq: u64::MAX,
+                dispatched: None,
+                resolved: None,
+                done: None,
+            });
+            self.restart_block();
+        }
+        if ev.fe_redirect {
+            self.drop_younger(self.branches.len() - ev.fe_squash as usize);
+            self.restart_block();
+        }
+    }
+
+    /// 4.4: instructions enter the ROB; branches among them take the oldest
+    /// fetched entries of the queue; a mispredicted branch's correct path arrived.
+    fn dispatch(&mut self, ev: &CycleEvents) {
+        if ev.dispatched == 0 {
+            return;
+        }
+        let now = self.now();
+        if self.awaiting().is_some() {
+            let i = self.n_disp - 1;
+            self.branches[i].done = Some(now);
+            self.done_penalty += self.sat(self.branches[i].penalty_raw(now));
+        }
+        let tail = self.rob_head_seq + self.rob_count as u64;
+        let mut mask = ev.dispatched_branches;
+        while mask != 0 {
+            let b = &mut self.branches[self.n_disp];
+            b.seq = tail + mask.trailing_zeros() as u64;
+            b.dispatched = Some(now);
+            self.n_disp += 1;
+            mask &= mask - 1;
+        }
+        if self.sfmt {
+            let mut mask = ev.dispatched_imiss;
+            while mask != 0 {
+                self.marks.push_back(tail + mask.trailing_zeros() as u64);
+                mask &= mask - 1;
+            }
+        }
+        self.rob_count += ev.dispatched as u32;
+        self.refilling = false;
+        if let Some(r) = self.refill_from.take() {
+            self.charged[Counter::Bpred.idx()] += (now.refill - r.refill) as u128;
+        }
+        self.advance_first_growing();
+    }
+
+    /// 4.5: a misprediction or a flush squashes the younger instructions.
+    fn squash(&mut self, sq: Squash) {
+        let (x, keep_x) = match sq {
+            Squash::None => return,
+            Squash::Mispredict(x) => (x, true),
+            Squash::Flush(x) => (x, false),
+        };
+        let seq = self.seq_of(self.rob_head_seq, x);
+        let older = self.branches.partition_point(|b| b.seq < seq);
+        let kept_rob = seq + keep_x as u64;
+        if keep_x {
+            debug_assert!(older < self.n_disp && self.branches[older].seq == seq);
+            self.drop_younger(older + 1);
+            self.branches[older].resolved = Some(self.now());
+            self.refilling = true;
+        } else {
+            self.drop_younger(older);
+            self.refilling = false;
+        }
+        self.rob_count = (kept_rob - self.rob_head_seq) as u32;
+        while self.marks.back().is_some_and(|&s| s >= kept_rob) {
+            self.marks.pop_back();
+        }
+        self.restart_block();
+    }
+}
+
+impl CounterUnit for Unit {
+    fn params(&self) -> &Params {
+        &self.p
+    }
+
+    fn step(&mut self, ev: &CycleEvents) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Err((field, rule)) = self.check(ev) {
+            self.error = Some(ProtocolError {
+                bundle: self.t,
+                field,
+                rule,
+            });
+            return;
+        }
+        self.count(ev);
+        if !self.saturated {
+            self.saturated = self.local_exceeded();
+        }
+        self.retire(ev.retired as u64, ev.count_enable);
+        self.fetch(ev);
+        self.dispatch(ev);
+        self.squash(ev.squash);
+        self.t += 1;
+    }
+
+    fn view(&self) -> UnitView {
+        let mut counters = Counters::default();
+        for c in Counter::ALL {
+            let total = self.total(c);
+            counters.value[c.idx()] = (total & self.global_mask) as u64;
+            counters.overflow |= ((total > self.global_mask) as u16) << c.idx();
+        }
+        let (shared, pending_i) = if self.sfmt {
+            let s = self.shared_raw().map(|v| self.sat(v));
+            (s, s)
+        } else {
+            let a = self.acc_raw();
+            let q = &self.queued_imiss;
+            (
+                [0; 3],
+                [
+                    q[0] + self.sat(a[0]),
+                    q[1] + self.sat(a[1]),
+                    q[2] + self.sat(a[2]),
+                ],
+            )
+        };
+        let awaiting = self
+            .awaiting()
+            .map_or(0, |b| self.sat(b.penalty_raw(self.now())));
+        let live = self.branches.len() as u32;
+        UnitView {
+            counters,
+            saturated: self.saturated,
+            rob_head: (self.rob_head_seq % self.p.rob_entries as u64) as u32,
+            rob_count: self.rob_count,
+            rob_full: self.rob_count == self.p.rob_entries,
+            free_rows: self.p.fmt_rows - 1 - live,
+            dispatched_rows: self.n_disp as u32,
+            fetched_rows: live - self.n_disp as u32,
+            refilling: self.refilling,
+            refill_pending: self.refill_from.is_some(),
+            error: self.error,
+            shared_i: shared.map(|v| v as u32),
+            imiss_bits: self.marks.len() as u32,
+            pending: Pending {
+                l1i: pending_i[0],
+                l2i: pending_i[1],
+                itlb: pending_i[2],
+                bpred: self.done_penalty + awaiting,
+            },
+        }
+    }
+
+    fn for_each_row(&self, f: &mut dyn FnMut(usize, RowView)) {
+        let now = self.now();
+        let n = self.p.rob_entries as u64;
+        let fmt = !self.sfmt;
+        for (age, b) in self.branches.iter().enumerate() {
+            let dispatched = age < self.n_disp;
+            let i = if fmt {
+                b.imiss.map(|v| self.sat(v) as u32)
+            } else {
+                [0; 3]
+            };
+            f(
+                age,
+                RowView {
+                    dispatched,
+                    rob_id: if dispatched { (b.seq % n) as u16 } else { 0 },
+                    penalty: self.sat(b.penalty_raw(now)) as u32,
+                    mispredict: b.resolved.is_some(),
+                    done: b.done.is_some(),
+                    l1i: i[0],
+                    l2i: i[1],
+                    itlb: i[2],
+                },
+            );
+        }
+        let a = if fmt {
+            self.acc_raw().map(|v| self.sat(v) as u32)
+        } else {
+            [0; 3]
+        };
+        f(
+            self.branches.len(),
+            RowView {
+                l1i: a[0],
+                l2i: a[1],
+                itlb: a[2],
+                ..RowView::default()
+            },
+        );
+    }
+
+    fn imiss_bit(&self, rob_id: u16) -> bool {
+        if (rob_id as u32) >= self.p.rob_entries {
+            return false;
+        }
+        let seq = self.seq_of(self.rob_head_seq, rob_id);
+        seq < self.rob_head_seq + self.rob_count as u64 && self.marks.binary_search(&seq).is_ok()
+    }
+}
