@@ -1,0 +1,820 @@
+//! The unit's registers and its next-state logic.
+//!
+//! # Registers (`q`) and their widths
+//!
+//! With `F = fmt_rows`, `E = rob_entries`, `L = local_bits`, `G = global_bits`:
+//!
+//! | register | width | where |
+//! |---|---|---|
+//! | `head`, `dtail`, `ftail` | `log2(F) + 1` (one wrap bit) | [`Regs`] |
+//! | `rob_head`, `rob_tail` | `ceil(log2(E))` | [`Regs`] |
+//! | `rob_count` | `ceil(log2(E + 1))` | [`Regs`] |
+//! | `refilling`, `refill_pending`, `saturated` | 1 each | [`Regs`] |
+//! | `shared_i[3]` (sFMT only) | `L` each, saturating | [`Regs`] |
+//! | `counters[10]` | `G` each, wrapping | [`Regs`] |
+//! | `overflow` | 10 (one sticky bit per counter) | [`Regs`] |
+//! | error latch | valid + 64-bit bundle index + 4-bit field + 4-bit rule | [`Regs::error`] |
+//! | bundle counter | 64 | [`Regs::bundles`] |
+//! | row `rob_id` | `ceil(log2(E))` per row | [`Unit::row_rob_id`] |
+//! | row `penalty` | `L` per row, saturating | [`Unit::row_penalty`] |
+//! | row `l1i`, `l2i`, `itlb` (FMT only) | `L` each per row, saturating | [`Unit::row_icounts`] |
+//! | row `mispredict`, `done` | 1 per row, a [`RowBits`] vector each | [`Unit::mispredict_bits`], [`Unit::done_bits`] |
+//! | I-miss bit per ROB entry (sFMT only) | 1 per ROB id, a [`RobBits`] vector | [`Unit::imiss_vec`] |
+//!
+//! Values are held in the smallest machine word that fits (`u16`, `u32`, `u64`)
+//! and are always kept inside their width: pointers are masked to `log2(F) + 1`
+//! bits, ROB ids stay below `E`, locals never pass `2^L - 1`, globals are masked
+//! to `G` bits.
+//!
+//! # The circular buffers: full and empty
+//!
+//! The row table uses the **extra wrap bit** rule. A pointer's physical row is its
+//! low `log2(F)` bits; distances `a - b` are taken modulo `2F` (the pointer width),
+//! so `ftail == head` (same wrap bit) means "no branch row in flight" and
+//! `ftail - head == F` would mean all rows taken. The unit never lets it get there:
+//! one row, `ftail`, is always the accumulation row, so at most `F - 1` rows are
+//! dispatched or fetched, `free_rows = F - 1 - (ftail - head)`, and the table is
+//! *full* (no branch may be fetched) when `free_rows == 0`. Dispatched rows are
+//! `[head, dtail)`, fetched rows `[dtail, ftail)`.
+//!
+//! The ROB mirror uses an **occupancy counter**: `rob_head` (oldest id),
+//! `rob_tail` (next id to allocate) and `rob_count`; it is empty when
+//! `rob_count == 0` and full (`rob_full`) when `rob_count == E`, so `E` need not
+//! be a power of two.
+//!
+//! # One clock cycle, and why in-place row updates are a pure next state
+//!
+//! [`Unit::step`] first checks the whole bundle against the current state `S`
+//! (spec section 6, [`Unit::check`], which reads only and writes nothing). A
+//! failing bundle latches the error and changes nothing else. Otherwise the
+//! scalar registers are computed as `let mut d = q;` followed by the spec's phases
+//! 4.1 (counting, reading `S`), 4.2 retire, 4.3 fetch and redirect, 4.4 dispatch,
+//! 4.5 squash, and committed at the end (`q = d`).
+//!
+//! The spec defines the cycle as that sequence: each phase starts from the result
+//! of the previous one (a branch retiring this cycle is charged the penalty it was
+//! counted this cycle in 4.1; a redirect zeroes a stall counted in 4.1; a squash
+//! overrides this cycle's dispatch). The row arrays are therefore updated in
+//! place, phase by phase, in that order. This equals the pure function
+//! `next(S, I)` because (a) every value phase *k* reads is either a register of `S`
+//! that no earlier phase writes (the pointer, flag and ROB-mirror values 4.1 uses
+//! are read from `q`, which is not written until commit) or a value the spec
+//! defines as the result of phases `< k`; (b) the only row a phase writes is one
+//! that a later phase reads as "the result so far"; (c) nothing that fails can
+//! happen after the first write, since every protocol check is done beforehand on
+//! `S`, so a cycle either commits completely or not at all. The row search for
+//! `squash` is also done in the check, on `S`; rows of `S`'s dispatched region are
+//! not rewritten by 4.1-4.4 (4.1 only increments counters, 4.2 only moves `head`,
+//! 4.3 zeroes rows at or after `S.dtail`, 4.4 writes `rob_id` of rows at or after
+//! `S.dtail`), so the index found on `S` is still the row to mark in 4.5.
+//!
+//! # Speed
+//!
+//! The per-cycle penalty increment (4.1) builds, per 64-row word, the mask
+//! `dispatched & !done` (and `& !mispredict` in an FMT stall cycle) and walks its
+//! set bits (`trailing_zeros`, clear lowest), with a branch-free saturating add.
+//! Retire, fetch and dispatch loop over at most 8 items; the squash row search
+//! happens only in squash cycles. Nothing allocates after [`Unit::new`].
+
+use bitvec::prelude::*;
+use events::{
+    Counter, CounterUnit, Counters, CycleEvents, FetchStall, Field, HeadCause, ParamError, Params,
+    Pending, ProtocolError, RowView, Squash, UnitView, Variant, NUM_COUNTERS,
+};
+
+/// Largest `fmt_rows` (spec section 2).
+pub const MAX_ROWS: usize = 256;
+/// Largest `rob_entries` (spec section 2).
+pub const MAX_ROB: usize = 4096;
+const ROW_WORDS: usize = MAX_ROWS / 64;
+const ROB_WORDS: usize = MAX_ROB / 64;
+
+/// One bit per row (`mispredict`, `done`); bit `i` is physical row `i`.
+pub type RowBits = BitArray<[u64; ROW_WORDS], Lsb0>;
+/// One bit per ROB id (sFMT's I-miss bits); bit `i` is ROB id `i`.
+pub type RobBits = BitArray<[u64; ROB_WORDS], Lsb0>;
+
+/// The scalar registers of the unit (`q`). Widths in the module doc; every value
+/// is kept inside its width.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Regs {
+    /// Oldest dispatched row (dispatch head); `log2(F) + 1` bits with the wrap bit.
+    pub head: u16,
+    /// One past the youngest dispatched row; `log2(F) + 1` bits.
+    pub dtail: u16,
+    /// The accumulation row (fetch pointer); `log2(F) + 1` bits.
+    pub ftail: u16,
+    /// ROB mirror: id of the oldest entry; `ceil(log2(E))` bits.
+    pub rob_head: u16,
+    /// ROB mirror: next id to allocate; `ceil(log2(E))` bits.
+    pub rob_tail: u16,
+    /// ROB mirror: occupancy `0..=E`; `ceil(log2(E + 1))` bits.
+    pub rob_count: u16,
+    /// A misprediction was resolved and no instruction has dispatched since.
+    pub refilling: bool,
+    /// A mispredicted branch committed before the refill ended: `bpred` counts on.
+    pub refill_pending: bool,
+    /// sFMT's shared I-counters `[l1i, l2i, itlb]`; `L` bits each (0 in FMT).
+    pub shared_i: [u32; 3],
+    /// Global counters in [`Counter`] order; `G` bits each.
+    pub counters: [u64; NUM_COUNTERS],
+    /// Sticky overflow flag per global counter, bit [`Counter::idx`].
+    pub overflow: u16,
+    /// Sticky: some local counter was asked to count past `2^L - 1`.
+    pub saturated: bool,
+    /// The error latch (valid bit = `Some`).
+    pub error: Option<ProtocolError>,
+    /// Bundles accepted since reset (the index of the next bundle).
+    pub bundles: u64,
+}
+
+/// Per-row registers. Only physical rows `0..F` are used.
+#[derive(Clone)]
+struct Rows {
+    rob_id: [u16; MAX_ROWS],
+    penalty: [u32; MAX_ROWS],
+    /// FMT's `[l1i, l2i, itlb]` per row (all zero in sFMT).
+    icnt: [[u32; 3]; MAX_ROWS],
+    mispredict: RowBits,
+    done: RowBits,
+}
+
+impl Rows {
+    fn zeroed() -> Self {
+        Self {
+            rob_id: [0; MAX_ROWS],
+            penalty: [0; MAX_ROWS],
+            icnt: [[0; 3]; MAX_ROWS],
+            mispredict: BitArray::ZERO,
+            done: BitArray::ZERO,
+        }
+    }
+    #[inline]
+    fn zero(&mut self, r: usize) {
+        self.rob_id[r] = 0;
+        self.penalty[r] = 0;
+        self.icnt[r] = [0; 3];
+        self.mispredict.set(r, false);
+        self.done.set(r, false);
+    }
+}
+
+/// Register widths in bits for a parameter set (for tracing and cost).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Widths {
+    /// `head`, `dtail`, `ftail`: `log2(fmt_rows) + 1`.
+    pub ptr: u32,
+    /// Row index: `log2(fmt_rows)`.
+    pub row: u32,
+    /// ROB id (`rob_id`, `rob_head`, `rob_tail`): `ceil(log2(rob_entries))`.
+    pub rob_id: u32,
+    /// `rob_count`: `ceil(log2(rob_entries + 1))`.
+    pub rob_count: u32,
+    /// Local counters.
+    pub local: u32,
+    /// Global counters.
+    pub global: u32,
+    /// Error latch bundle index and bundle counter.
+    pub bundle: u32,
+}
+
+impl Widths {
+    pub fn of(p: &Params) -> Self {
+        Self {
+            ptr: p.row_bits() + 1,
+            row: p.row_bits(),
+            rob_id: p.rob_id_bits(),
+            rob_count: u32::BITS - p.rob_entries.leading_zeros(),
+            local: p.local_bits,
+            global: p.global_bits,
+            bundle: 64,
+        }
+    }
+}
+
+/// Constants derived from the parameters once.
+#[derive(Copy, Clone, Debug)]
+struct Cfg {
+    fmt: bool,
+    rows: u16,
+    row_mask: u16,
+    ptr_mask: u16,
+    /// 64-bit words of a row vector in use.
+    words: usize,
+    rob_entries: u16,
+    /// 64-bit words of the I-miss vector in use.
+    rob_words: usize,
+    local_max: u32,
+    gmask: u64,
+    fetch_width: u8,
+    dispatch_width: u8,
+    retire_width: u8,
+}
+
+/// What the check found out about a legal bundle, reused by the next-state logic.
+#[derive(Copy, Clone, Debug, Default)]
+struct Plan {
+    /// Dispatched rows remaining after this cycle's retirement, up to (mispredict:
+    /// and including) the squashed instruction: the `n` of spec 4.5.
+    squash_n: u16,
+    /// Physical row of the branch named by `mispredict(x)`.
+    squash_row: u16,
+}
+
+/// The bit-accurate FMT/sFMT counter unit.
+#[derive(Clone)]
+pub struct Unit {
+    params: Params,
+    cfg: Cfg,
+    q: Regs,
+    rows: Box<Rows>,
+    imiss: Box<RobBits>,
+}
+
+impl std::fmt::Debug for Unit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("hw::Unit")
+            .field("params", &self.params)
+            .field("q", &self.q)
+            .finish_non_exhaustive()
+    }
+}
+
+#[inline]
+fn low_mask(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+/// Bits `[a, b)` of a row vector that fall in word `w` (`a <= b`).
+#[inline]
+fn seg_word(a: usize, b: usize, w: usize) -> u64 {
+    let lo = 64 * w;
+    let a = a.clamp(lo, lo + 64) - lo;
+    let b = b.clamp(lo, lo + 64) - lo;
+    low_mask(b) & !low_mask(a)
+}
+
+impl Unit {
+    /// A unit in its reset state; fails on parameters outside spec section 2.
+    pub fn new(params: Params) -> Result<Self, ParamError> {
+        params.validate()?;
+        let rows = params.fmt_rows as u16;
+        let cfg = Cfg {
+            fmt: params.variant == Variant::Fmt,
+            rows,
+            row_mask: rows - 1,
+            ptr_mask: 2 * rows - 1,
+            words: (rows as usize).div_ceil(64),
+            rob_entries: params.rob_entries as u16,
+            rob_words: (params.rob_entries as usize).div_ceil(64),
+            local_max: params.local_max() as u32,
+            gmask: params.global_mask(),
+            fetch_width: params.fetch_width as u8,
+            dispatch_width: params.dispatch_width as u8,
+            retire_width: params.retire_width as u8,
+        };
+        Ok(Self {
+            params,
+            cfg,
+            q: Regs::default(),
+            rows: Box::new(Rows::zeroed()),
+            imiss: Box::new(BitArray::ZERO),
+        })
+    }
+
+    /// Back to the reset state: every row, pointer, flag and counter zero, the
+    /// ROB mirror empty, the error latch and the bundle counter cleared.
+    pub fn reset(&mut self) {
+        self.q = Regs::default();
+        *self.rows = Rows::zeroed();
+        *self.imiss = BitArray::ZERO;
+    }
+
+    /// The scalar registers (`q`).
+    pub fn regs(&self) -> &Regs {
+        &self.q
+    }
+
+    /// Register widths for this unit's parameters.
+    pub fn widths(&self) -> Widths {
+        Widths::of(&self.params)
+    }
+
+    /// Row `rob_id` register of physical row `r` (`r < fmt_rows`; 0 beyond).
+    pub fn row_rob_id(&self, r: usize) -> u16 {
+        if r < self.cfg.rows as usize {
+            self.rows.rob_id[r]
+        } else {
+            0
+        }
+    }
+
+    /// Row `penalty` register of physical row `r` (0 beyond `fmt_rows`).
+    pub fn row_penalty(&self, r: usize) -> u32 {
+        if r < self.cfg.rows as usize {
+            self.rows.penalty[r]
+        } else {
+            0
+        }
+    }
+
+    /// FMT's row I-counters `[l1i, l2i, itlb]` of physical row `r` (zero in sFMT
+    /// and beyond `fmt_rows`).
+    pub fn row_icounts(&self, r: usize) -> [u32; 3] {
+        if r < self.cfg.rows as usize {
+            self.rows.icnt[r]
+        } else {
+            [0; 3]
+        }
+    }
+
+    /// The row `mispredict` bits; only the first `fmt_rows` are meaningful.
+    pub fn mispredict_bits(&self) -> &RowBits {
+        &self.rows.mispredict
+    }
+
+    /// The row `done` bits; only the first `fmt_rows` are meaningful.
+    pub fn done_bits(&self) -> &RowBits {
+        &self.rows.done
+    }
+
+    /// sFMT's I-miss bit per ROB id; only the first `rob_entries` are meaningful
+    /// (all zero in FMT). Bits of ids not in the ROB are always zero.
+    pub fn imiss_vec(&self) -> &RobBits {
+        &self.imiss
+    }
+
+    #[inline]
+    fn dist(&self, a: u16, b: u16) -> u16 {
+        a.wrapping_sub(b) & self.cfg.ptr_mask
+    }
+    #[inline]
+    fn padd(&self, a: u16, n: u16) -> u16 {
+        a.wrapping_add(n) & self.cfg.ptr_mask
+    }
+    #[inline]
+    fn phys(&self, p: u16) -> usize {
+        (p & self.cfg.row_mask) as usize
+    }
+    /// `(a - b) mod E` for `a, b < E`.
+    #[inline]
+    fn rob_sub(&self, a: u16, b: u16) -> u16 {
+        let d = a.wrapping_sub(b);
+        if d >= self.cfg.rob_entries {
+            d.wrapping_add(self.cfg.rob_entries)
+        } else {
+            d
+        }
+    }
+    /// `(a + n) mod E` for `a < E`, `n <= E`.
+    #[inline]
+    fn rob_add(&self, a: u16, n: u16) -> u16 {
+        let s = a + n;
+        if s >= self.cfg.rob_entries {
+            s - self.cfg.rob_entries
+        } else {
+            s
+        }
+    }
+
+    /// Word `w` of the mask of rows in `[from, to)` (pointers, circular).
+    #[inline]
+    fn region_word(&self, from: u16, to: u16, w: usize) -> u64 {
+        let len = self.dist(to, from) as usize;
+        let s = self.phys(from);
+        let rows = self.cfg.rows as usize;
+        if s + len <= rows {
+            seg_word(s, s + len, w)
+        } else {
+            seg_word(s, rows, w) | seg_word(0, s + len - rows, w)
+        }
+    }
+
+    /// Check the bundle against the current state (spec section 6), in rule order.
+    /// Reads only. On success returns what 4.5 needs from the row search.
+    fn check(&self, ev: &CycleEvents) -> Result<Plan, (Field, u8)> {
+        let c = &self.cfg;
+        let s = &self.q;
+        // Rule 1, fields in the order of spec section 3.
+        if ev.fetched_branches > c.fetch_width {
+            return Err((Field::FetchedBranches, 1));
+        }
+        if ev.dispatched > c.dispatch_width {
+            return Err((Field::Dispatched, 1));
+        }
+        let above = |m: u8| (m as u32) >> ev.dispatched.min(8) != 0;
+        if above(ev.dispatched_branches) {
+            return Err((Field::DispatchedBranches, 1));
+        }
+        if above(ev.dispatched_imiss) {
+            return Err((Field::DispatchedImiss, 1));
+        }
+        if ev.retired > c.retire_width {
+            return Err((Field::Retired, 1));
+        }
+        // Rule 2.
+        let retired = ev.retired as u16;
+        if retired > s.rob_count {
+            return Err((Field::Retired, 2));
+        }
+        // Rule 3.
+        let head_none = ev.head == HeadCause::None;
+        if (!head_none && (retired > 0 || s.rob_count == 0))
+            || (head_none && s.rob_count != 0 && retired == 0)
+        {
+            return Err((Field::Head, 3));
+        }
+        // Rule 4.
+        if ev.fetch_stall != FetchStall::None && ev.fetched_branches > 0 {
+            return Err((Field::FetchedBranches, 4));
+        }
+        // Rule 5.
+        let fetched_rows = self.dist(s.ftail, s.dtail);
+        let fb = ev.fetched_branches as u16;
+        let fs = ev.fe_squash as u16;
+        if (fs > 0 && !ev.fe_redirect) || fs > fetched_rows + fb {
+            return Err((Field::FeSquash, 5));
+        }
+        // The retirement walk (spec 4.2 step 3), on S.
+        let mut head1 = s.head;
+        let mut id = s.rob_head;
+        for _ in 0..retired {
+            if head1 != s.dtail && id == self.rows.rob_id[self.phys(head1)] {
+                head1 = self.padd(head1, 1);
+            }
+            id = self.rob_add(id, 1);
+        }
+        let rob_head1 = id;
+        // Rule 6.
+        let free_after = c.rows - 1 - self.dist(s.ftail, head1);
+        if fb > free_after {
+            return Err((Field::FetchedBranches, 6));
+        }
+        // Rule 7.
+        let survive = fetched_rows - fs.saturating_sub(fb);
+        if ev.dispatched_branches.count_ones() as u16 > survive {
+            return Err((Field::DispatchedBranches, 7));
+        }
+        // Rule 8.
+        let count1 = s.rob_count - retired;
+        if count1 + ev.dispatched as u16 > c.rob_entries {
+            return Err((Field::Dispatched, 8));
+        }
+        // Rule 9, and the row search of 4.5.
+        let mut plan = Plan::default();
+        if ev.squash != Squash::None {
+            let x = ev.squash.id();
+            if x >= c.rob_entries {
+                return Err((Field::Squash, 9));
+            }
+            let age_x = self.rob_sub(x, rob_head1);
+            if age_x >= count1 {
+                return Err((Field::Squash, 9));
+            }
+            // Dispatched rows of S that stay, oldest first; their ROB ages rise.
+            let mut p = head1;
+            let mut n = 0u16;
+            let mut found = false;
+            while p != s.dtail {
+                let r = self.phys(p);
+                let age = self.rob_sub(self.rows.rob_id[r], rob_head1);
+                if age >= age_x {
+                    found = age == age_x;
+                    plan.squash_row = r as u16;
+                    break;
+                }
+                n += 1;
+                p = self.padd(p, 1);
+            }
+            match ev.squash {
+                Squash::Mispredict(_) => {
+                    if !found || self.rows.mispredict[plan.squash_row as usize] {
+                        return Err((Field::Squash, 9));
+                    }
+                    plan.squash_n = n + 1;
+                }
+                _ => plan.squash_n = n,
+            }
+        }
+        Ok(plan)
+    }
+
+    /// Saturating local increment; returns whether the count was lost.
+    #[inline]
+    fn bump(v: &mut u32, max: u32) -> bool {
+        let at_max = *v == max;
+        *v += (!at_max) as u32;
+        at_max
+    }
+
+    /// `counters[i] += v` modulo `2^G`, setting the sticky overflow on carry-out.
+    #[inline]
+    fn gadd(d: &mut Regs, gmask: u64, i: usize, v: u64) {
+        let (sum, carry) = d.counters[i].overflowing_add(v);
+        let out = carry | (sum > gmask);
+        d.overflow |= (out as u16) << i;
+        d.counters[i] = sum & gmask;
+    }
+
+    fn clear_imiss(&mut self) {
+        let w = self.cfg.rob_words;
+        self.imiss.as_raw_mut_slice()[..w].fill(0);
+    }
+
+    /// The next state for a legal bundle (spec 4.1-4.5), committed at the end.
+    fn apply(&mut self, ev: &CycleEvents, plan: Plan) {
+        let c = self.cfg;
+        let s = self.q; // S: read by 4.1
+        let mut d = self.q;
+        let ce = ev.count_enable;
+        let gm = c.gmask;
+        let stall_kind = ev.fetch_stall.bits() as usize; // 0 = none
+        let stall = stall_kind != 0;
+        let mut sat = false;
+
+        // 4.1 Counting.
+        if ce {
+            Self::gadd(&mut d, gm, Counter::Cycles.idx(), 1);
+            let rob_full = s.rob_count == c.rob_entries;
+            if rob_full {
+                let ctr = match ev.head {
+                    HeadCause::L1d => Some(Counter::L1d),
+                    HeadCause::L2d => Some(Counter::L2d),
+                    HeadCause::Dtlb => Some(Counter::Dtlb),
+                    HeadCause::Longlat => Some(Counter::Longlat),
+                    HeadCause::None | HeadCause::Other => None,
+                };
+                if let Some(k) = ctr {
+                    Self::gadd(&mut d, gm, k.idx(), 1);
+                }
+            } else {
+                if stall {
+                    if c.fmt {
+                        let r = self.phys(s.ftail);
+                        sat |= Self::bump(&mut self.rows.icnt[r][stall_kind - 1], c.local_max);
+                    } else if !s.refilling {
+                        sat |= Self::bump(&mut d.shared_i[stall_kind - 1], c.local_max);
+                    }
+                }
+                // Penalty of every dispatched row not done (FMT stall: not mispredicted).
+                let keep_mp = if c.fmt && stall { 0 } else { u64::MAX };
+                for w in 0..c.words {
+                    let region = self.region_word(s.head, s.dtail, w);
+                    let done = self.rows.done.as_raw_slice()[w];
+                    let mp = self.rows.mispredict.as_raw_slice()[w];
+                    let mut m = region & !done & (keep_mp | !mp);
+                    let pen = &mut self.rows.penalty[64 * w..];
+                    while m != 0 {
+                        let r = m.trailing_zeros() as usize;
+                        sat |= Self::bump(&mut pen[r], c.local_max);
+                        m &= m - 1;
+                    }
+                }
+                if s.refill_pending && !(c.fmt && stall) {
+                    Self::gadd(&mut d, gm, Counter::Bpred.idx(), 1);
+                }
+            }
+        }
+
+        // 4.2 Retire.
+        for _ in 0..ev.retired {
+            let id = d.rob_head;
+            d.rob_head = self.rob_add(id, 1);
+            d.rob_count -= 1;
+            if ce {
+                Self::gadd(&mut d, gm, Counter::Retired.idx(), 1);
+            }
+            if !c.fmt && self.imiss[id as usize] {
+                if ce {
+                    let sh = d.shared_i;
+                    for (k, &v) in sh.iter().enumerate() {
+                        Self::gadd(&mut d, gm, Counter::L1i.idx() + k, v as u64);
+                    }
+                }
+                d.shared_i = [0; 3];
+                self.clear_imiss();
+            }
+            let r = self.phys(d.head);
+            if d.head != d.dtail && id == self.rows.rob_id[r] {
+                if c.fmt && ce {
+                    let ic = self.rows.icnt[r];
+                    for (k, &v) in ic.iter().enumerate() {
+                        Self::gadd(&mut d, gm, Counter::L1i.idx() + k, v as u64);
+                    }
+                }
+                if self.rows.mispredict[r] {
+                    if ce {
+                        let pen = self.rows.penalty[r] as u64;
+                        Self::gadd(&mut d, gm, Counter::Bpred.idx(), pen);
+                    }
+                    if !self.rows.done[r] {
+                        d.refill_pending = true;
+                    }
+                    if !c.fmt {
+                        d.shared_i = [0; 3];
+                        self.clear_imiss();
+                    }
+                }
+                d.head = self.padd(d.head, 1);
+            }
+        }
+
+        // 4.3 Fetch, then frontend redirect.
+        for _ in 0..ev.fetched_branches {
+            d.ftail = self.padd(d.ftail, 1);
+            self.rows.zero(self.phys(d.ftail));
+        }
+        if ev.fe_redirect {
+            d.ftail = d.ftail.wrapping_sub(ev.fe_squash as u16) & c.ptr_mask;
+            self.rows.zero(self.phys(d.ftail));
+        }
+
+        // 4.4 Dispatch.
+        if ev.dispatched > 0 {
+            let mut br = ev.dispatched_branches;
+            while br != 0 {
+                let i = br.trailing_zeros() as u16;
+                let r = self.phys(d.dtail);
+                self.rows.rob_id[r] = self.rob_add(d.rob_tail, i);
+                d.dtail = self.padd(d.dtail, 1);
+                br &= br - 1;
+            }
+            if !c.fmt {
+                let mut im = ev.dispatched_imiss;
+                while im != 0 {
+                    let i = im.trailing_zeros() as u16;
+                    let id = self.rob_add(d.rob_tail, i) as usize;
+                    self.imiss.set(id, true);
+                    im &= im - 1;
+                }
+            }
+            d.rob_tail = self.rob_add(d.rob_tail, ev.dispatched as u16);
+            d.rob_count += ev.dispatched as u16;
+            d.refilling = false;
+            d.refill_pending = false;
+            for w in 0..c.words {
+                let region = self.region_word(d.head, d.dtail, w);
+                let mp = self.rows.mispredict.as_raw_slice()[w];
+                self.rows.done.as_raw_mut_slice()[w] |= mp & region;
+            }
+        }
+
+        // 4.5 Squash.
+        if ev.squash != Squash::None {
+            let x = ev.squash.id();
+            let old_count = d.rob_count;
+            match ev.squash {
+                Squash::Mispredict(_) => {
+                    let r = plan.squash_row as usize;
+                    self.rows.mispredict.set(r, true);
+                    self.rows.done.set(r, false);
+                    d.refilling = true;
+                    d.rob_count = self.rob_sub(x, d.rob_head) + 1;
+                    d.rob_tail = self.rob_add(x, 1);
+                }
+                _ => {
+                    d.refilling = false;
+                    d.rob_count = self.rob_sub(x, d.rob_head);
+                    d.rob_tail = x;
+                }
+            }
+            d.dtail = self.padd(d.head, plan.squash_n);
+            d.ftail = d.dtail;
+            self.rows.zero(self.phys(d.ftail));
+            if !c.fmt {
+                // Squashed ids: rob_tail .. rob_tail + (old_count - rob_count), circular.
+                let a = d.rob_tail as usize;
+                let len = (old_count - d.rob_count) as usize;
+                let e = c.rob_entries as usize;
+                if a + len <= e {
+                    self.imiss[a..a + len].fill(false);
+                } else {
+                    self.imiss[a..e].fill(false);
+                    self.imiss[..a + len - e].fill(false);
+                }
+            }
+        }
+
+        d.saturated |= sat;
+        d.bundles += 1;
+        self.q = d;
+    }
+
+    /// Live rows `[head, ftail]` in age order: `(age, physical row, dispatched)`.
+    fn live_rows(&self) -> impl Iterator<Item = (usize, usize, bool)> + '_ {
+        let q = &self.q;
+        let nd = self.dist(q.dtail, q.head) as usize;
+        let n = self.dist(q.ftail, q.head) as usize + 1;
+        (0..n).map(move |age| {
+            let r = self.phys(self.padd(q.head, age as u16));
+            (age, r, age < nd)
+        })
+    }
+}
+
+impl CounterUnit for Unit {
+    fn params(&self) -> &Params {
+        &self.params
+    }
+
+    fn step(&mut self, ev: &CycleEvents) {
+        if self.q.error.is_some() {
+            return;
+        }
+        match self.check(ev) {
+            Ok(plan) => self.apply(ev, plan),
+            Err((field, rule)) => {
+                self.q.error = Some(ProtocolError {
+                    bundle: self.q.bundles,
+                    field,
+                    rule,
+                });
+            }
+        }
+    }
+
+    fn view(&self) -> UnitView {
+        let q = &self.q;
+        let c = &self.cfg;
+        let mut pending = Pending::default();
+        if c.fmt {
+            for (_, r, _) in self.live_rows() {
+                let ic = self.rows.icnt[r];
+                pending.l1i += ic[0] as u64;
+                pending.l2i += ic[1] as u64;
+                pending.itlb += ic[2] as u64;
+            }
+        } else {
+            pending.l1i = q.shared_i[0] as u64;
+            pending.l2i = q.shared_i[1] as u64;
+            pending.itlb = q.shared_i[2] as u64;
+        }
+        for w in 0..c.words {
+            let mut m =
+                self.region_word(q.head, q.dtail, w) & self.rows.mispredict.as_raw_slice()[w];
+            while m != 0 {
+                let r = 64 * w + m.trailing_zeros() as usize;
+                pending.bpred += self.rows.penalty[r] as u64;
+                m &= m - 1;
+            }
+        }
+        let imiss_bits = if c.fmt {
+            0
+        } else {
+            self.imiss.as_raw_slice()[..c.rob_words]
+                .iter()
+                .map(|w| w.count_ones())
+                .sum()
+        };
+        UnitView {
+            counters: Counters {
+                value: q.counters,
+                overflow: q.overflow,
+            },
+            saturated: q.saturated,
+            rob_head: q.rob_head as u32,
+            rob_count: q.rob_count as u32,
+            rob_full: q.rob_count == c.rob_entries,
+            free_rows: (c.rows - 1 - self.dist(q.ftail, q.head)) as u32,
+            dispatched_rows: self.dist(q.dtail, q.head) as u32,
+            fetched_rows: self.dist(q.ftail, q.dtail) as u32,
+            refilling: q.refilling,
+            refill_pending: q.refill_pending,
+            error: q.error,
+            shared_i: q.shared_i,
+            imiss_bits,
+            pending,
+        }
+    }
+
+    fn for_each_row(&self, f: &mut dyn FnMut(usize, RowView)) {
+        for (age, r, dispatched) in self.live_rows() {
+            let ic = self.rows.icnt[r];
+            f(
+                age,
+                RowView {
+                    dispatched,
+                    rob_id: if dispatched { self.rows.rob_id[r] } else { 0 },
+                    penalty: self.rows.penalty[r],
+                    mispredict: self.rows.mispredict[r],
+                    done: self.rows.done[r],
+                    l1i: ic[0],
+                    l2i: ic[1],
+                    itlb: ic[2],
+                },
+            );
+        }
+    }
+
+    fn imiss_bit(&self, rob_id: u16) -> bool {
+        (rob_id as usize) < self.params.rob_entries as usize && self.imiss[rob_id as usize]
+    }
+}
+
+#[cfg(test)]
+#[path = "unit_tests.rs"]
+mod tests;

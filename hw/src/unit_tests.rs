@@ -1,0 +1,997 @@
+//! One condition per test, hand-built bundles, expected values worked out by hand.
+
+use super::*;
+
+fn params(v: Variant) -> Params {
+    Params::default().with_variant(v)
+}
+
+fn unit(v: Variant) -> Unit {
+    Unit::new(params(v)).unwrap()
+}
+
+/// A counted cycle in which nothing happens and the ROB is empty.
+fn idle() -> CycleEvents {
+    CycleEvents::idle()
+}
+
+/// A counted cycle in which nothing happens and the (non-empty) ROB head waits.
+fn wait() -> CycleEvents {
+    CycleEvents {
+        head: HeadCause::Other,
+        ..idle()
+    }
+}
+
+fn fetch(n: u8) -> CycleEvents {
+    CycleEvents {
+        fetched_branches: n,
+        ..idle()
+    }
+}
+
+fn dispatch(n: u8, branches: u8) -> CycleEvents {
+    CycleEvents {
+        dispatched: n,
+        dispatched_branches: branches,
+        ..idle()
+    }
+}
+
+fn get(u: &Unit, c: Counter) -> u64 {
+    u.view().counters.get(c)
+}
+
+fn rows(u: &Unit) -> Vec<RowView> {
+    let mut v = Vec::new();
+    u.for_each_row(&mut |_, r| v.push(r));
+    v
+}
+
+/// Run a bundle and insist it was accepted.
+fn ok(u: &mut Unit, ev: CycleEvents) {
+    u.step(&ev);
+    assert_eq!(u.view().error, None, "bundle rejected: {ev:?}");
+}
+
+#[test]
+fn new_rejects_illegal_params() {
+    let bad = Params {
+        fmt_rows: 48,
+        ..Params::default()
+    };
+    assert_eq!(Unit::new(bad).unwrap_err().name, "fmt_rows");
+    let bad = Params {
+        rob_entries: 4097,
+        ..Params::default()
+    };
+    assert_eq!(Unit::new(bad).unwrap_err().name, "rob_entries");
+}
+
+#[test]
+fn widths_follow_params() {
+    let p = Params {
+        fmt_rows: 8,
+        rob_entries: 100,
+        ..Params::default()
+    };
+    let w = Widths::of(&p);
+    assert_eq!((w.ptr, w.row, w.rob_id, w.rob_count), (4, 3, 7, 7));
+    let w = Widths::of(&Params::default());
+    assert_eq!((w.ptr, w.rob_id, w.rob_count), (7, 7, 8));
+}
+
+#[test]
+fn cycles_count_only_when_enabled() {
+    let mut u = unit(Variant::Fmt);
+    ok(&mut u, idle());
+    ok(
+        &mut u,
+        CycleEvents {
+            count_enable: false,
+            ..idle()
+        },
+    );
+    ok(&mut u, idle());
+    assert_eq!(get(&u, Counter::Cycles), 2);
+    assert_eq!(u.regs().bundles, 3);
+}
+
+#[test]
+fn overflow_is_sticky() {
+    let mut u = Unit::new(Params {
+        global_bits: 8,
+        ..Params::default()
+    })
+    .unwrap();
+    for _ in 0..255 {
+        ok(&mut u, idle());
+    }
+    assert_eq!(get(&u, Counter::Cycles), 255);
+    assert!(!u.view().counters.overflowed(Counter::Cycles));
+    ok(&mut u, idle());
+    assert_eq!(get(&u, Counter::Cycles), 0, "wraps modulo 2^8");
+    assert!(u.view().counters.overflowed(Counter::Cycles));
+    ok(&mut u, idle());
+    assert_eq!(get(&u, Counter::Cycles), 1);
+    assert!(u.view().counters.overflowed(Counter::Cycles), "stays set");
+    assert_eq!(u.view().counters.overflow, 1 << Counter::Cycles.idx());
+}
+
+#[test]
+fn global_add_of_a_penalty_sets_overflow_on_carry_out() {
+    let mut d = Regs {
+        counters: [250; NUM_COUNTERS],
+        ..Regs::default()
+    };
+    Unit::gadd(&mut d, 0xff, Counter::Bpred.idx(), 5);
+    assert_eq!(d.counters[Counter::Bpred.idx()], 255);
+    assert_eq!(d.overflow, 0);
+    Unit::gadd(&mut d, 0xff, Counter::Bpred.idx(), 7);
+    assert_eq!(d.counters[Counter::Bpred.idx()], 6);
+    assert_eq!(d.overflow, 1 << Counter::Bpred.idx());
+    let mut d = Regs {
+        counters: [u64::MAX; NUM_COUNTERS],
+        ..Regs::default()
+    };
+    Unit::gadd(&mut d, u64::MAX, 0, 2);
+    assert_eq!(
+        (d.counters[0], d.overflow),
+        (1, 1),
+        "64-bit globals carry out too"
+    );
+}
+
+#[test]
+fn local_counter_saturates() {
+    let mut u = Unit::new(Params {
+        local_bits: 2,
+        ..Params::default()
+    })
+    .unwrap();
+    ok(&mut u, fetch(1));
+    ok(&mut u, dispatch(1, 0b1));
+    for want in 1..=3 {
+        ok(&mut u, wait());
+        assert_eq!(rows(&u)[0].penalty, want);
+    }
+    assert!(!u.view().saturated, "reaching the maximum loses nothing");
+    ok(&mut u, wait());
+    assert_eq!(rows(&u)[0].penalty, 3, "holds at 2^2 - 1");
+    assert!(u.view().saturated, "a lost increment sets the sticky flag");
+    ok(
+        &mut u,
+        CycleEvents {
+            retired: 1,
+            ..idle()
+        },
+    );
+    assert!(u.view().saturated, "sticky");
+}
+
+#[test]
+fn fetch_claims_rows_and_zeroes_the_next() {
+    let mut u = unit(Variant::Fmt);
+    ok(
+        &mut u,
+        CycleEvents {
+            fetch_stall: FetchStall::L1i,
+            ..idle()
+        },
+    );
+    ok(&mut u, fetch(2));
+    let q = *u.regs();
+    assert_eq!((q.head, q.dtail, q.ftail), (0, 0, 2));
+    let r = rows(&u);
+    assert_eq!(r.len(), 3);
+    assert_eq!(
+        r[0].l1i, 1,
+        "the first branch's row holds the stall before it"
+    );
+    assert_eq!((r[1].l1i, r[2].l1i), (0, 0));
+    assert_eq!(u.view().free_rows, 61);
+    assert_eq!(u.view().fetched_rows, 2);
+}
+
+#[test]
+fn dispatch_writes_rob_ids_in_order() {
+    let mut u = unit(Variant::Fmt);
+    ok(&mut u, fetch(2));
+    ok(&mut u, dispatch(4, 0b1010));
+    let r = rows(&u);
+    assert_eq!((r[0].dispatched, r[0].rob_id), (true, 1));
+    assert_eq!((r[1].dispatched, r[1].rob_id), (true, 3));
+    assert!(!r[2].dispatched);
+    let v = u.view();
+    assert_eq!((v.rob_count, v.dispatched_rows, v.fetched_rows), (4, 2, 0));
+    assert_eq!(u.regs().rob_tail, 4);
+}
+
+#[test]
+fn pointers_wrap_with_the_wrap_bit() {
+    // 2 rows: one branch in flight at most; pointers are 2 bits.
+    let mut u = Unit::new(Params {
+        fmt_rows: 2,
+        rob_entries: 3,
+        ..Params::default()
+    })
+    .unwrap();
+    for round in 0..5u16 {
+        ok(&mut u, fetch(1));
+        ok(&mut u, dispatch(1, 0b1));
+        ok(
+            &mut u,
+            CycleEvents {
+                retired: 1,
+                ..idle()
+            },
+        );
+        let q = *u.regs();
+        let p = (round + 1) & 3;
+        assert_eq!((q.head, q.dtail, q.ftail), (p, p, p), "round {round}");
+        assert_eq!(q.rob_head, (round + 1) % 3);
+    }
+}
+
+#[test]
+fn penalty_counts_dispatched_rows_not_done() {
+    let mut u = unit(Variant::Fmt);
+    ok(&mut u, fetch(2));
+    ok(&mut u, dispatch(1, 0b1));
+    ok(&mut u, wait());
+    ok(&mut u, wait());
+    let r = rows(&u);
+    assert_eq!(r[0].penalty, 2, "dispatched row counts every cycle");
+    assert_eq!(r[1].penalty, 0, "a fetched row does not");
+}
+
+#[test]
+fn full_rob_freezes_penalties_and_charges_head_cause() {
+    let mut u = Unit::new(Params {
+        rob_entries: 4,
+        ..Params::default()
+    })
+    .unwrap();
+    ok(&mut u, fetch(1));
+    ok(&mut u, dispatch(4, 0b1)); // ROB full
+    ok(
+        &mut u,
+        CycleEvents {
+            head: HeadCause::L2d,
+            ..idle()
+        },
+    );
+    ok(
+        &mut u,
+        CycleEvents {
+            head: HeadCause::Dtlb,
+            ..idle()
+        },
+    );
+    ok(
+        &mut u,
+        CycleEvents {
+            head: HeadCause::Other,
+            ..idle()
+        },
+    );
+    assert_eq!(rows(&u)[0].penalty, 0, "no penalty while the ROB is full");
+    assert_eq!(get(&u, Counter::L2d), 1);
+    assert_eq!(get(&u, Counter::Dtlb), 1);
+    assert_eq!(get(&u, Counter::Cycles), 5);
+    assert!(u.view().rob_full);
+}
+
+#[test]
+fn mispredict_charges_dispatch_to_refill() {
+    let mut u = unit(Variant::Fmt);
+    ok(&mut u, fetch(1)); // cycle 0
+    ok(&mut u, dispatch(2, 0b01)); // cycle 1: branch id 0 dispatched (d = 1)
+    ok(&mut u, wait()); // 2: penalty 1
+    ok(
+        &mut u,
+        CycleEvents {
+            squash: Squash::Mispredict(0),
+            ..wait()
+        },
+    ); // 3: penalty 2, id 1 squashed
+    assert_eq!(u.view().rob_count, 1);
+    assert!(u.view().refilling);
+    ok(
+        &mut u,
+        CycleEvents {
+            retired: 1,
+            ..idle()
+        },
+    ); // 4: penalty 3, committed: bpred 3, refill pending
+    assert_eq!(get(&u, Counter::Bpred), 3);
+    assert!(u.view().refill_pending);
+    ok(&mut u, idle()); // 5: bpred 4
+    ok(&mut u, dispatch(1, 0)); // 6: bpred 5, correct path enters (e = 6)
+    assert!(!u.view().refill_pending && !u.view().refilling);
+    ok(&mut u, wait());
+    assert_eq!(get(&u, Counter::Bpred), 5, "e - d = 6 - 1");
+}
+
+#[test]
+fn squash_moves_fetch_pointer() {
+    let mut u = unit(Variant::Fmt);
+    ok(&mut u, fetch(3));
+    ok(&mut u, dispatch(3, 0b111)); // ids 0,1,2, rows 0,1,2
+    ok(
+        &mut u,
+        CycleEvents {
+            fetched_branches: 2,
+            squash: Squash::Mispredict(1),
+            ..wait()
+        },
+    );
+    let q = *u.regs();
+    assert_eq!((q.head, q.dtail, q.ftail), (0, 2, 2));
+    assert_eq!((q.rob_count, q.rob_tail), (2, 2));
+    let r = rows(&u);
+    assert_eq!(r.len(), 3);
+    assert!(r[1].mispredict && !r[1].done);
+    assert_eq!(r[2], RowView::default(), "new accumulation row is zeroed");
+}
+
+#[test]
+fn flush_keeps_only_older_entries() {
+    let mut u = unit(Variant::Fmt);
+    ok(&mut u, fetch(2));
+    ok(&mut u, dispatch(4, 0b0101)); // branches at ids 0 and 2
+    ok(
+        &mut u,
+        CycleEvents {
+            squash: Squash::Flush(2),
+            ..wait()
+        },
+    );
+    let q = *u.regs();
+    assert_eq!(
+        (q.head, q.dtail, q.ftail),
+        (0, 1, 1),
+        "branch 2 is flushed itself"
+    );
+    assert_eq!((q.rob_count, q.rob_tail), (2, 2));
+    assert!(!q.refilling);
+}
+
+#[test]
+fn squash_drops_this_cycles_dispatch() {
+    let mut u = unit(Variant::Fmt);
+    ok(&mut u, fetch(2));
+    ok(&mut u, dispatch(1, 0b1)); // id 0
+    ok(
+        &mut u,
+        CycleEvents {
+            dispatched: 2,
+            dispatched_branches: 0b1, // id 1, row 1
+            squash: Squash::Mispredict(0),
+            ..wait()
+        },
+    );
+    let q = *u.regs();
+    assert_eq!((q.dtail, q.ftail, q.rob_count, q.rob_tail), (1, 1, 1, 1));
+    assert!(q.refilling, "the squash comes after this cycle's dispatch");
+}
+
+#[test]
+fn dispatch_marks_mispredicted_rows_done() {
+    let mut u = unit(Variant::Fmt);
+    ok(&mut u, fetch(1));
+    ok(&mut u, dispatch(1, 0b1));
+    ok(
+        &mut u,
+        CycleEvents {
+            squash: Squash::Mispredict(0),
+            ..wait()
+        },
+    );
+    ok(
+        &mut u,
+        CycleEvents {
+            dispatched: 1,
+            ..wait()
+        },
+    ); // penalty 2, then done
+    ok(&mut u, wait());
+    let r = rows(&u);
+    assert!(r[0].mispredict && r[0].done);
+    assert_eq!(r[0].penalty, 2, "a done row stops counting");
+    assert_eq!(u.view().pending.bpred, 2);
+    ok(
+        &mut u,
+        CycleEvents {
+            retired: 1,
+            ..idle()
+        },
+    );
+    assert_eq!(get(&u, Counter::Bpred), 2);
+    assert!(!u.view().refill_pending, "done: the refill already ended");
+}
+
+#[test]
+fn fmt_stall_spares_mispredicted_rows_and_refill() {
+    let mut u = unit(Variant::Fmt);
+    ok(&mut u, fetch(2));
+    ok(&mut u, dispatch(2, 0b11)); // rows 0, 1 = ids 0, 1
+    ok(
+        &mut u,
+        CycleEvents {
+            squash: Squash::Mispredict(0),
+            ..wait()
+        },
+    ); // both penalty 1; row 1 squashed
+    ok(
+        &mut u,
+        CycleEvents {
+            fetch_stall: FetchStall::L2i,
+            ..wait()
+        },
+    );
+    let r = rows(&u);
+    assert_eq!(
+        r[0].penalty, 1,
+        "FMT: a stall cycle is the I-cache's, not the branch's"
+    );
+    assert_eq!(r[1].l2i, 1, "charged to the accumulation row");
+}
+
+#[test]
+fn fmt_charges_row_icounts_at_commit() {
+    let mut u = unit(Variant::Fmt);
+    for _ in 0..3 {
+        ok(
+            &mut u,
+            CycleEvents {
+                fetch_stall: FetchStall::Itlb,
+                ..idle()
+            },
+        );
+    }
+    ok(&mut u, fetch(1));
+    assert_eq!(u.view().pending.itlb, 3);
+    ok(&mut u, dispatch(1, 0b1));
+    assert_eq!(get(&u, Counter::Itlb), 0, "not before commit");
+    ok(
+        &mut u,
+        CycleEvents {
+            retired: 1,
+            ..idle()
+        },
+    );
+    assert_eq!(get(&u, Counter::Itlb), 3);
+    assert_eq!(
+        get(&u, Counter::Bpred),
+        0,
+        "a correct branch charges no penalty"
+    );
+    assert_eq!(u.view().pending, Pending::default());
+}
+
+#[test]
+fn redirect_zeroes_the_accumulation_row() {
+    let mut u = unit(Variant::Fmt);
+    ok(&mut u, fetch(1));
+    ok(
+        &mut u,
+        CycleEvents {
+            fetch_stall: FetchStall::L1i,
+            ..idle()
+        },
+    );
+    ok(
+        &mut u,
+        CycleEvents {
+            fetch_stall: FetchStall::L1i,
+            fe_redirect: true,
+            fe_squash: 1,
+            ..idle()
+        },
+    );
+    let q = *u.regs();
+    assert_eq!((q.dtail, q.ftail), (0, 0));
+    assert_eq!(
+        rows(&u),
+        vec![RowView::default()],
+        "stalls of the squashed path dropped"
+    );
+}
+
+#[test]
+fn count_enable_off_moves_state_but_adds_nothing() {
+    let mut u = unit(Variant::Fmt);
+    let off = |ev: CycleEvents| CycleEvents {
+        count_enable: false,
+        ..ev
+    };
+    ok(&mut u, off(fetch(1)));
+    ok(&mut u, off(dispatch(1, 0b1)));
+    ok(
+        &mut u,
+        off(CycleEvents {
+            squash: Squash::Mispredict(0),
+            ..wait()
+        }),
+    );
+    ok(
+        &mut u,
+        off(CycleEvents {
+            retired: 1,
+            ..idle()
+        }),
+    );
+    let v = u.view();
+    assert_eq!(v.counters, Counters::default());
+    assert!(v.refill_pending, "flags update as usual");
+    assert_eq!((v.rob_count, v.dispatched_rows), (0, 0));
+}
+
+#[test]
+fn sfmt_imiss_bit_charges_shared_counters() {
+    let mut u = unit(Variant::Sfmt);
+    for _ in 0..2 {
+        ok(
+            &mut u,
+            CycleEvents {
+                fetch_stall: FetchStall::L1i,
+                ..idle()
+            },
+        );
+    }
+    ok(
+        &mut u,
+        CycleEvents {
+            dispatched: 2,
+            dispatched_imiss: 0b10,
+            ..idle()
+        },
+    );
+    assert_eq!(u.view().shared_i, [2, 0, 0]);
+    assert!(u.imiss_bit(1) && !u.imiss_bit(0));
+    assert_eq!(u.view().imiss_bits, 1);
+    ok(
+        &mut u,
+        CycleEvents {
+            retired: 1,
+            ..idle()
+        },
+    );
+    assert_eq!(get(&u, Counter::L1i), 0, "id 0 carries no I-miss bit");
+    ok(
+        &mut u,
+        CycleEvents {
+            retired: 1,
+            ..idle()
+        },
+    );
+    assert_eq!(get(&u, Counter::L1i), 2);
+    assert_eq!(u.view().shared_i, [0, 0, 0]);
+    assert_eq!(u.view().imiss_bits, 0);
+    assert!(
+        rows(&u).iter().all(|r| r.l1i == 0),
+        "sFMT rows hold no I-counts"
+    );
+}
+
+#[test]
+fn sfmt_refilling_stall_is_not_counted() {
+    let mut u = unit(Variant::Sfmt);
+    ok(&mut u, fetch(1));
+    ok(&mut u, dispatch(1, 0b1));
+    ok(
+        &mut u,
+        CycleEvents {
+            squash: Squash::Mispredict(0),
+            ..wait()
+        },
+    );
+    ok(
+        &mut u,
+        CycleEvents {
+            fetch_stall: FetchStall::L1i,
+            ..wait()
+        },
+    );
+    assert_eq!(u.view().shared_i, [0, 0, 0], "refilling: the branch's");
+    assert_eq!(
+        rows(&u)[0].penalty,
+        2,
+        "sFMT: the stall cycle counts for the branch"
+    );
+}
+
+#[test]
+fn sfmt_mispredict_commit_clears_shared_and_bits() {
+    let mut u = unit(Variant::Sfmt);
+    ok(&mut u, fetch(1));
+    ok(
+        &mut u,
+        CycleEvents {
+            dispatched: 3,
+            dispatched_branches: 0b001,
+            dispatched_imiss: 0b100,
+            ..idle()
+        },
+    ); // branch id 0, I-miss-marked id 2
+    ok(
+        &mut u,
+        CycleEvents {
+            fetch_stall: FetchStall::L2i,
+            ..wait()
+        },
+    );
+    assert_eq!(u.view().shared_i, [0, 1, 0]);
+    ok(
+        &mut u,
+        CycleEvents {
+            squash: Squash::Mispredict(0),
+            ..wait()
+        },
+    );
+    assert!(!u.imiss_bit(2), "squashed entries lose their bit");
+    ok(
+        &mut u,
+        CycleEvents {
+            fetch_stall: FetchStall::L2i,
+            ..wait()
+        },
+    ); // refilling: not counted
+    ok(
+        &mut u,
+        CycleEvents {
+            retired: 1,
+            ..idle()
+        },
+    );
+    assert_eq!(u.view().shared_i, [0, 0, 0], "cleared at the commit");
+    assert_eq!(get(&u, Counter::L2i), 0, "never charged");
+}
+
+#[test]
+fn sfmt_imiss_marked_mispredicted_branch_charges_first() {
+    let mut u = unit(Variant::Sfmt);
+    ok(
+        &mut u,
+        CycleEvents {
+            fetch_stall: FetchStall::Itlb,
+            ..idle()
+        },
+    );
+    ok(&mut u, fetch(1));
+    ok(
+        &mut u,
+        CycleEvents {
+            dispatched: 1,
+            dispatched_branches: 1,
+            dispatched_imiss: 1,
+            ..idle()
+        },
+    );
+    ok(
+        &mut u,
+        CycleEvents {
+            squash: Squash::Mispredict(0),
+            ..wait()
+        },
+    );
+    ok(
+        &mut u,
+        CycleEvents {
+            retired: 1,
+            ..idle()
+        },
+    );
+    assert_eq!(
+        get(&u, Counter::Itlb),
+        1,
+        "its own stall is on the committed path"
+    );
+    assert_eq!(u.view().shared_i, [0, 0, 0]);
+}
+
+#[test]
+fn rejected_bundle_changes_nothing() {
+    let mut u = unit(Variant::Sfmt);
+    ok(&mut u, fetch(1));
+    ok(
+        &mut u,
+        CycleEvents {
+            dispatched: 2,
+            dispatched_branches: 1,
+            dispatched_imiss: 2,
+            ..idle()
+        },
+    );
+    let before = (*u.regs(), rows(&u), u.view());
+    u.step(&CycleEvents {
+        retired: 3, // more than the ROB holds
+        ..idle()
+    });
+    let err = u.view().error.expect("latched");
+    assert_eq!((err.bundle, err.field, err.rule), (2, Field::Retired, 2));
+    let q = Regs {
+        error: None,
+        ..*u.regs()
+    };
+    assert_eq!(q, before.0, "no register moved, not even cycles");
+    assert_eq!(rows(&u), before.1);
+    for _ in 0..3 {
+        u.step(&wait());
+    }
+    assert_eq!(u.view().error, Some(err), "later bundles ignored");
+    assert_eq!(u.view().counters, before.2.counters);
+    u.reset();
+    assert_eq!(*u.regs(), Regs::default());
+    assert!(!u.imiss_bit(1));
+    ok(&mut u, idle());
+}
+
+/// State: 2 fetched rows; ROB = ids 0 (branch, row 0), 1; one fetched row left.
+fn rule_setup() -> Unit {
+    let mut u = Unit::new(Params {
+        fmt_rows: 4,
+        rob_entries: 4,
+        ..Params::default()
+    })
+    .unwrap();
+    ok(&mut u, fetch(2));
+    ok(&mut u, dispatch(2, 0b01));
+    u
+}
+
+#[test]
+fn each_rule_names_its_field() {
+    let cases: Vec<(CycleEvents, Field, u8)> = vec![
+        (
+            CycleEvents {
+                fetched_branches: 9,
+                ..wait()
+            },
+            Field::FetchedBranches,
+            1,
+        ),
+        (
+            CycleEvents {
+                dispatched: 5,
+                ..wait()
+            },
+            Field::Dispatched,
+            1,
+        ),
+        (
+            CycleEvents {
+                dispatched: 1,
+                dispatched_branches: 2,
+                ..wait()
+            },
+            Field::DispatchedBranches,
+            1,
+        ),
+        (
+            CycleEvents {
+                dispatched: 1,
+                dispatched_imiss: 4,
+                ..wait()
+            },
+            Field::DispatchedImiss,
+            1,
+        ),
+        (
+            CycleEvents {
+                retired: 5,
+                ..idle()
+            },
+            Field::Retired,
+            1,
+        ),
+        (
+            CycleEvents {
+                retired: 3,
+                ..idle()
+            },
+            Field::Retired,
+            2,
+        ),
+        (idle(), Field::Head, 3),
+        (
+            CycleEvents {
+                retired: 1,
+                ..wait()
+            },
+            Field::Head,
+            3,
+        ),
+        (
+            CycleEvents {
+                fetched_branches: 1,
+                fetch_stall: FetchStall::L1i,
+                ..wait()
+            },
+            Field::FetchedBranches,
+            4,
+        ),
+        (
+            CycleEvents {
+                fe_squash: 1,
+                ..wait()
+            },
+            Field::FeSquash,
+            5,
+        ),
+        (
+            CycleEvents {
+                fe_redirect: true,
+                fe_squash: 3,
+                fetched_branches: 1,
+                ..wait()
+            },
+            Field::FeSquash,
+            5,
+        ),
+        (
+            CycleEvents {
+                fetched_branches: 2,
+                ..wait()
+            },
+            Field::FetchedBranches,
+            6,
+        ),
+        (
+            CycleEvents {
+                dispatched: 2,
+                dispatched_branches: 3,
+                ..wait()
+            },
+            Field::DispatchedBranches,
+            7,
+        ),
+        (
+            CycleEvents {
+                fe_redirect: true,
+                fe_squash: 1,
+                dispatched: 1,
+                dispatched_branches: 1,
+                ..wait()
+            },
+            Field::DispatchedBranches,
+            7,
+        ),
+        (
+            CycleEvents {
+                dispatched: 3,
+                ..wait()
+            },
+            Field::Dispatched,
+            8,
+        ),
+        (
+            CycleEvents {
+                squash: Squash::Flush(2),
+                ..wait()
+            },
+            Field::Squash,
+            9,
+        ),
+        (
+            CycleEvents {
+                squash: Squash::Flush(7),
+                ..wait()
+            },
+            Field::Squash,
+            9,
+        ),
+        (
+            CycleEvents {
+                squash: Squash::Mispredict(1),
+                ..wait()
+            },
+            Field::Squash,
+            9,
+        ),
+        (
+            CycleEvents {
+                squash: Squash::Mispredict(0),
+                retired: 1,
+                ..idle()
+            },
+            Field::Squash,
+            9,
+        ),
+    ];
+    for (ev, field, rule) in cases {
+        let mut u = rule_setup();
+        u.step(&ev);
+        let e = u.view().error.unwrap_or_else(|| panic!("accepted {ev:?}"));
+        assert_eq!((e.bundle, e.field, e.rule), (2, field, rule), "{ev:?}");
+    }
+    // The same bundles' legal neighbours pass.
+    let mut u = rule_setup();
+    ok(
+        &mut u,
+        CycleEvents {
+            fetched_branches: 1,
+            ..wait()
+        },
+    );
+    let mut u = rule_setup();
+    ok(
+        &mut u,
+        CycleEvents {
+            retired: 1,
+            fetched_branches: 2,
+            ..idle()
+        },
+    );
+    let mut u = rule_setup();
+    ok(
+        &mut u,
+        CycleEvents {
+            squash: Squash::Mispredict(0),
+            ..wait()
+        },
+    );
+    u.step(&CycleEvents {
+        squash: Squash::Mispredict(0),
+        ..wait()
+    });
+    assert_eq!(u.view().error.map(|e| e.rule), Some(9), "already marked");
+}
+
+#[test]
+fn rows_are_walked_oldest_first_across_the_wrap() {
+    let mut u = Unit::new(Params {
+        fmt_rows: 4,
+        rob_entries: 8,
+        ..Params::default()
+    })
+    .unwrap();
+    ok(&mut u, fetch(3));
+    ok(&mut u, dispatch(3, 0b111)); // rows 0,1,2 = ids 0,1,2
+    ok(
+        &mut u,
+        CycleEvents {
+            retired: 2,
+            fetched_branches: 2,
+            ..idle()
+        },
+    ); // head -> 2, ftail -> 5
+    let mut seen = Vec::new();
+    u.for_each_row(&mut |age, r| seen.push((age, r.dispatched, r.rob_id)));
+    assert_eq!(
+        seen,
+        vec![(0, true, 2), (1, false, 0), (2, false, 0), (3, false, 0)]
+    );
+    let q = *u.regs();
+    assert_eq!((q.head, q.dtail, q.ftail), (2, 3, 5));
+    assert_eq!(u.view().free_rows, 0);
+}
+
+#[test]
+fn penalty_mask_covers_rows_in_upper_words() {
+    // 256 rows: walk the pointers past row 64 and check a row in word 1 counts.
+    let mut u = Unit::new(Params {
+        fmt_rows: 256,
+        rob_entries: 256,
+        ..Params::default()
+    })
+    .unwrap();
+    for _ in 0..20 {
+        ok(&mut u, fetch(4));
+        ok(&mut u, dispatch(4, 0b1111));
+        ok(
+            &mut u,
+            CycleEvents {
+                retired: 4,
+                ..idle()
+            },
+        );
+    }
+    assert_eq!(u.regs().head, 80);
+    ok(&mut u, fetch(1));
+    ok(&mut u, dispatch(1, 0b1));
+    ok(&mut u, wait());
+    assert_eq!(u.row_penalty(80), 1);
+    assert_eq!(rows(&u)[0].rob_id, 80);
+}
