@@ -1,0 +1,445 @@
+//! The JSON Lines stream format: a header line, then one bundle a line.
+//!
+//! ```text
+//! {"format":"cpistack-events","version":1,"params":{"rob_entries":128,...}}
+//! # a comment
+//! {"dispatched":2,"dispatched_branches":1}
+//! {}
+//! ```
+//!
+//! A bundle line is the serde form of [`CycleEvents`]; absent fields take their
+//! default (`count_enable` true, everything else zero / `"none"`), unknown fields are
+//! an error. Blank lines and lines whose first non-blank character is `#` are
+//! comments, anywhere. Line numbers in errors count every physical line from 1.
+
+use std::io::{BufRead, Read, Write};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::{Format, Location, StreamError, NO_PATH};
+use crate::{CycleEvents, FetchStall, HeadCause, Params, Squash};
+
+/// The `format` value of the header line.
+pub const FORMAT_NAME: &str = "cpistack-events";
+/// The JSONL format version this code writes and reads.
+pub const VERSION: u64 = 1;
+/// The longest line a reader accepts, in bytes (without the line end).
+pub const MAX_LINE: usize = 1 << 16;
+
+const BUNDLE_FIELDS: [&str; 11] = [
+    "count_enable",
+    "fetch_stall",
+    "fetched_branches",
+    "fe_redirect",
+    "fe_squash",
+    "dispatched",
+    "dispatched_branches",
+    "dispatched_imiss",
+    "squash",
+    "retired",
+    "head",
+];
+
+const PARAM_FIELDS: [&str; 8] = [
+    "rob_entries",
+    "fmt_rows",
+    "local_bits",
+    "global_bits",
+    "variant",
+    "fetch_width",
+    "dispatch_width",
+    "retire_width",
+];
+
+#[derive(Serialize)]
+struct Header<'a> {
+    format: &'static str,
+    version: u64,
+    params: &'a Params,
+}
+
+/// Streaming writer of the JSONL format. Bundle lines omit fields equal to their
+/// default, so an idle counted cycle is `{}`. Wrap `W` in a `BufWriter` for files.
+pub struct JsonlWriter<W: Write> {
+    inner: W,
+    path: String,
+    line: Vec<u8>,
+}
+
+impl<W: Write> JsonlWriter<W> {
+    /// Write the header line for `params` (which must be legal).
+    pub fn new(inner: W, params: &Params) -> Result<Self, StreamError> {
+        Self::with_path(inner, params, NO_PATH)
+    }
+
+    /// Like [`JsonlWriter::new`]; I/O errors name `path`.
+    pub fn with_path(inner: W, params: &Params, path: &str) -> Result<Self, StreamError> {
+        params.validate().map_err(|e| StreamError::HeaderParams {
+            at: Location::Line(1),
+            source: e,
+        })?;
+        let mut w = Self {
+            inner,
+            path: path.to_string(),
+            line: Vec::with_capacity(256),
+        };
+        let header = Header {
+            format: FORMAT_NAME,
+            version: VERSION,
+            params,
+        };
+        w.line = serde_json::to_vec(&header).expect("a header always serialises");
+        w.line.push(b'\n');
+        w.emit()?;
+        Ok(w)
+    }
+
+    fn emit(&mut self) -> Result<(), StreamError> {
+        self.inner
+            .write_all(&self.line)
+            .map_err(|e| StreamError::io(&self.path, e))
+    }
+
+    /// Write a comment line (`# text`); a multi-line text becomes several comment lines.
+    pub fn comment(&mut self, text: &str) -> Result<(), StreamError> {
+        self.line.clear();
+        for l in text.lines() {
+            self.line.extend_from_slice(b"# ");
+            self.line.extend_from_slice(l.as_bytes());
+            self.line.push(b'\n');
+        }
+        self.emit()
+    }
+
+    /// Append one bundle line.
+    pub fn write(&mut self, ev: &CycleEvents) -> Result<(), StreamError> {
+        self.line.clear();
+        encode_line(ev, &mut self.line);
+        self.emit()
+    }
+
+    /// Flush and return the inner writer.
+    pub fn finish(mut self) -> Result<W, StreamError> {
+        self.inner
+            .flush()
+            .map_err(|e| StreamError::io(&self.path, e))?;
+        Ok(self.inner)
+    }
+}
+
+/// The compact line of one bundle (with its `\n`): the fields that differ from
+/// `CycleEvents::default()`, in declaration order.
+fn encode_line(ev: &CycleEvents, out: &mut Vec<u8>) {
+    use std::io::Write as _;
+    let d = CycleEvents::default();
+    let mut first = true;
+    let mut key = |out: &mut Vec<u8>, name: &str| {
+        out.extend_from_slice(if first { b"{\"" } else { b",\"" });
+        first = false;
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\":");
+    };
+    // Writes into a Vec cannot fail.
+    macro_rules! put {
+        ($name:literal, $($arg:tt)*) => {{
+            key(out, $name);
+            let _ = write!(out, $($arg)*);
+        }};
+    }
+    if ev.count_enable != d.count_enable {
+        put!("count_enable", "{}", ev.count_enable);
+    }
+    if ev.fetch_stall != d.fetch_stall {
+        put!("fetch_stall", "\"{}\"", ev.fetch_stall.name());
+    }
+    if ev.fetched_branches != 0 {
+        put!("fetched_branches", "{}", ev.fetched_branches);
+    }
+    if ev.fe_redirect {
+        put!("fe_redirect", "true");
+    }
+    if ev.fe_squash != 0 {
+        put!("fe_squash", "{}", ev.fe_squash);
+    }
+    if ev.dispatched != 0 {
+        put!("dispatched", "{}", ev.dispatched);
+    }
+    if ev.dispatched_branches != 0 {
+        put!("dispatched_branches", "{}", ev.dispatched_branches);
+    }
+    if ev.dispatched_imiss != 0 {
+        put!("dispatched_imiss", "{}", ev.dispatched_imiss);
+    }
+    match ev.squash {
+        Squash::None => {}
+        Squash::Mispredict(x) => put!("squash", "{{\"mispredict\":{x}}}"),
+        Squash::Flush(x) => put!("squash", "{{\"flush\":{x}}}"),
+    }
+    if ev.retired != 0 {
+        put!("retired", "{}", ev.retired);
+    }
+    if ev.head != d.head {
+        put!("head", "\"{}\"", ev.head.name());
+    }
+    if first {
+        out.push(b'{');
+    }
+    out.extend_from_slice(b"}\n");
+}
+
+/// Streaming reader of the JSONL format. Memory is one line.
+pub struct JsonlReader<R> {
+    inner: R,
+    path: String,
+    params: Params,
+    /// Physical lines read so far (the number of the last line read).
+    line_no: u64,
+    buf: Vec<u8>,
+    failed: bool,
+}
+
+enum Line<'a> {
+    End,
+    /// The text and its line number.
+    Text(&'a str, u64),
+}
+
+impl<R: BufRead> JsonlReader<R> {
+    /// Read and check the header line.
+    pub fn new(inner: R) -> Result<Self, StreamError> {
+        Self::with_path(inner, NO_PATH)
+    }
+
+    /// Like [`JsonlReader::new`]; I/O errors name `path`.
+    pub fn with_path(inner: R, path: &str) -> Result<Self, StreamError> {
+        let mut r = Self {
+            inner,
+            path: path.to_string(),
+            params: Params::default(),
+            line_no: 0,
+            buf: Vec::with_capacity(256),
+            failed: false,
+        };
+        let line = r.line_no + 1;
+        let text = match r.next_line()? {
+            Line::End => {
+                return Err(StreamError::BadHeader {
+                    line,
+                    msg: "the stream has no header line (it is empty or only comments)".into(),
+                })
+            }
+            Line::Text(t, n) => (t, n),
+        };
+        r.params = parse_header(text.0, text.1)?;
+        Ok(r)
+    }
+
+    /// The parameters from the header.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// The next line that is not a comment, without its line end.
+    fn next_line(&mut self) -> Result<Line<'_>, StreamError> {
+        loop {
+            self.buf.clear();
+            let n = (&mut self.inner)
+                .take(MAX_LINE as u64 + 2)
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| StreamError::io(&self.path, e))?;
+            if n == 0 {
+                return Ok(Line::End);
+            }
+            self.line_no += 1;
+            if self.buf.last() == Some(&b'\n') {
+                self.buf.pop();
+            }
+            if self.buf.last() == Some(&b'\r') {
+                self.buf.pop();
+            }
+            if self.buf.len() > MAX_LINE {
+                return Err(StreamError::LineTooLong {
+                    line: self.line_no,
+                    max: MAX_LINE,
+                });
+            }
+            let is_comment = match self.buf.iter().find(|b| !b.is_ascii_whitespace()) {
+                None | Some(b'#') => true,
+                Some(_) => false,
+            };
+            if !is_comment {
+                break;
+            }
+        }
+        let line = self.line_no;
+        std::str::from_utf8(&self.buf)
+            .map(|t| Line::Text(t, line))
+            .map_err(|e| StreamError::BadJson {
+                line,
+                msg: format!("not UTF-8: {e}"),
+            })
+    }
+
+    fn read_one(&mut self) -> Result<Option<CycleEvents>, StreamError> {
+        match self.next_line()? {
+            Line::End => Ok(None),
+            Line::Text(t, line) => parse_bundle(t, line).map(Some),
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for JsonlReader<R> {
+    type Item = Result<CycleEvents, StreamError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        match self.read_one() {
+            Ok(Some(ev)) => Some(Ok(ev)),
+            Ok(None) => None,
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// Parse a line as a JSON object; errors name `line`.
+fn parse_object(text: &str, line: u64) -> Result<Map<String, Value>, StreamError> {
+    match serde_json::from_str::<Value>(text) {
+        Err(e) => Err(StreamError::BadJson {
+            line,
+            msg: e.to_string(),
+        }),
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(v) => Err(StreamError::BadJson {
+            line,
+            msg: format!("expected an object, found {}", kind(&v)),
+        }),
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn parse_header(text: &str, line: u64) -> Result<Params, StreamError> {
+    let bad = |msg: String| StreamError::BadHeader { line, msg };
+    let expect = format!(
+        "the first line must be {{\"format\":\"{FORMAT_NAME}\",\"version\":{VERSION},\"params\":{{...}}}}"
+    );
+    let m = parse_object(text, line).map_err(|e| match e {
+        StreamError::BadJson { msg, .. } => bad(format!("{msg}; {expect}")),
+        e => e,
+    })?;
+    match m.get("format") {
+        Some(Value::String(s)) if s == FORMAT_NAME => {}
+        Some(v) => return Err(bad(format!("`format` is {v}, expected \"{FORMAT_NAME}\""))),
+        None => return Err(bad(format!("no `format` field; {expect}"))),
+    }
+    match m.get("version") {
+        Some(Value::Number(n)) if n.as_u64() == Some(VERSION) => {}
+        Some(Value::Number(n)) if n.as_u64().is_some() => {
+            return Err(StreamError::UnsupportedVersion {
+                format: Format::Jsonl,
+                found: n.as_u64().unwrap_or_default(),
+                supported: VERSION,
+            })
+        }
+        Some(v) => return Err(bad(format!("`version` is {v}, expected {VERSION}"))),
+        None => return Err(bad("no `version` field".into())),
+    }
+    if let Some(k) = m
+        .keys()
+        .find(|k| !["format", "version", "params"].contains(&k.as_str()))
+    {
+        return Err(StreamError::UnknownField {
+            line,
+            field: k.clone(),
+        });
+    }
+    let pm = match m.get("params") {
+        Some(Value::Object(pm)) => pm,
+        Some(v) => return Err(bad(format!("`params` is {}, expected an object", kind(v)))),
+        None => return Err(bad("no `params` field".into())),
+    };
+    for (k, v) in pm {
+        if !PARAM_FIELDS.contains(&k.as_str()) {
+            return Err(StreamError::UnknownField {
+                line,
+                field: format!("params.{k}"),
+            });
+        }
+        let r = if k == "variant" {
+            serde_json::from_value::<crate::Variant>(v.clone()).map(drop)
+        } else {
+            serde_json::from_value::<u32>(v.clone()).map(drop)
+        };
+        if let Err(e) = r {
+            return Err(StreamError::BadField {
+                line,
+                field: format!("params.{k}"),
+                msg: e.to_string(),
+            });
+        }
+    }
+    let params: Params =
+        serde_json::from_value(Value::Object(pm.clone())).map_err(|e| StreamError::BadField {
+            line,
+            field: "params".into(),
+            msg: e.to_string(),
+        })?;
+    params.validate().map_err(|e| StreamError::HeaderParams {
+        at: Location::Line(line),
+        source: e,
+    })?;
+    Ok(params)
+}
+
+/// Parse one bundle line. serde is the definition of the language; when it fails,
+/// the line is examined field by field to name the field at fault.
+fn parse_bundle(text: &str, line: u64) -> Result<CycleEvents, StreamError> {
+    let serde_err = match serde_json::from_str::<CycleEvents>(text) {
+        Ok(ev) => return Ok(ev),
+        Err(e) => e,
+    };
+    let m = parse_object(text, line)?;
+    for (k, v) in &m {
+        let v = v.clone();
+        let r = match k.as_str() {
+            "count_enable" | "fe_redirect" => serde_json::from_value::<bool>(v).map(drop),
+            "fetch_stall" => serde_json::from_value::<FetchStall>(v).map(drop),
+            "head" => serde_json::from_value::<HeadCause>(v).map(drop),
+            "squash" => serde_json::from_value::<Squash>(v).map(drop),
+            k if BUNDLE_FIELDS.contains(&k) => serde_json::from_value::<u8>(v).map(drop),
+            _ => {
+                return Err(StreamError::UnknownField {
+                    line,
+                    field: k.clone(),
+                })
+            }
+        };
+        if let Err(e) = r {
+            return Err(StreamError::BadField {
+                line,
+                field: k.clone(),
+                msg: e.to_string(),
+            });
+        }
+    }
+    // Every field is fine on its own: a duplicate key, or something serde alone sees.
+    Err(StreamError::BadJson {
+        line,
+        msg: serde_err.to_string(),
+    })
+}
