@@ -1,0 +1,903 @@
+//! Round trips, truncations and corruptions of both stream formats.
+
+use std::io::{BufReader, Cursor, Read};
+
+use super::*;
+use crate::{FetchStall, HeadCause, Squash, Variant};
+
+/// A small xorshift generator: the tests print their seed.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn byte(&mut self) -> u8 {
+        self.next() as u8
+    }
+}
+
+fn odd_params() -> Params {
+    Params {
+        rob_entries: 37,
+        fmt_rows: 8,
+        local_bits: 5,
+        global_bits: 9,
+        variant: Variant::Sfmt,
+        fetch_width: 3,
+        dispatch_width: 2,
+        retire_width: 7,
+    }
+}
+
+/// Bundles covering every enum value, every squash kind, the u8 extremes of every
+/// count and mask, both booleans, plus pseudo-random ones.
+fn sample_bundles(seed: u64) -> Vec<CycleEvents> {
+    let mut v = Vec::new();
+    let squashes = [
+        Squash::None,
+        Squash::Mispredict(0),
+        Squash::Mispredict(17),
+        Squash::Mispredict(u16::MAX),
+        Squash::Flush(0),
+        Squash::Flush(3),
+        Squash::Flush(u16::MAX),
+    ];
+    v.push(CycleEvents::default());
+    for fs in FetchStall::ALL {
+        for head in HeadCause::ALL {
+            for (i, &squash) in squashes.iter().enumerate() {
+                let x = [0u8, 1, 127, 128, 254, 255][(i + head.bits() as usize) % 6];
+                v.push(CycleEvents {
+                    count_enable: i % 2 == 0,
+                    fetch_stall: fs,
+                    fetched_branches: x,
+                    fe_redirect: i % 3 == 0,
+                    fe_squash: x.wrapping_add(1),
+                    dispatched: x.wrapping_mul(3),
+                    dispatched_branches: !x,
+                    dispatched_imiss: x ^ 0x55,
+                    squash,
+                    retired: x.rotate_left(3),
+                    head,
+                });
+            }
+        }
+    }
+    for x in [0u8, 255] {
+        v.push(CycleEvents {
+            count_enable: x == 0,
+            fetch_stall: FetchStall::Itlb,
+            fetched_branches: x,
+            fe_redirect: x != 0,
+            fe_squash: x,
+            dispatched: x,
+            dispatched_branches: x,
+            dispatched_imiss: x,
+            squash: Squash::Flush(u16::from(x) * 257),
+            retired: x,
+            head: HeadCause::Other,
+        });
+    }
+    let mut rng = Rng(seed | 1);
+    for _ in 0..500 {
+        let r = rng.next();
+        v.push(CycleEvents {
+            count_enable: r & 1 != 0,
+            fetch_stall: FetchStall::ALL[(r >> 1) as usize % 4],
+            fetched_branches: rng.byte(),
+            fe_redirect: r & 8 != 0,
+            fe_squash: rng.byte(),
+            dispatched: rng.byte(),
+            dispatched_branches: rng.byte(),
+            dispatched_imiss: rng.byte(),
+            squash: match (r >> 4) % 3 {
+                0 => Squash::None,
+                1 => Squash::Mispredict((r >> 16) as u16),
+                _ => Squash::Flush((r >> 32) as u16),
+            },
+            retired: rng.byte(),
+            head: HeadCause::ALL[(r >> 8) as usize % 6],
+        });
+    }
+    v
+}
+
+fn to_bin(params: &Params, evs: &[CycleEvents]) -> Vec<u8> {
+    write_all(Vec::new(), Format::Bin, params, evs).unwrap()
+}
+
+fn to_jsonl(params: &Params, evs: &[CycleEvents]) -> Vec<u8> {
+    write_all(Vec::new(), Format::Jsonl, params, evs).unwrap()
+}
+
+fn read_bin_all(bytes: &[u8]) -> Result<(Params, Vec<CycleEvents>), StreamError> {
+    let r = BinReader::new(bytes)?;
+    let p = *r.params();
+    Ok((p, r.collect::<Result<Vec<_>, _>>()?))
+}
+
+fn read_jsonl_all(bytes: &[u8]) -> Result<(Params, Vec<CycleEvents>), StreamError> {
+    let r = JsonlReader::new(bytes)?;
+    let p = *r.params();
+    Ok((p, r.collect::<Result<Vec<_>, _>>()?))
+}
+
+/// A reader that hands out at most `step` bytes per call, cycling 1..=step.
+struct Dribble<'a> {
+    data: &'a [u8],
+    step: usize,
+    k: usize,
+}
+impl Read for Dribble<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.k = self.k % self.step + 1;
+        let n = self.k.min(buf.len()).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn jsonl_round_trip_is_identical() {
+    let seed = 0x5eed_0001;
+    println!("seed {seed:#x}");
+    let evs = sample_bundles(seed);
+    for p in [Params::default(), odd_params()] {
+        let bytes = to_jsonl(&p, &evs);
+        let (p2, evs2) = read_jsonl_all(&bytes).unwrap();
+        assert_eq!(p2, p);
+        assert_eq!(evs2, evs);
+    }
+}
+
+#[test]
+fn jsonl_reads_full_serde_form_and_writes_compact_lines() {
+    let seed = 0x5eed_0002;
+    println!("seed {seed:#x}");
+    let evs = sample_bundles(seed);
+    let mut text = format!(
+        "{{\"format\":\"cpistack-events\",\"version\":1,\"params\":{}}}\n",
+        serde_json::to_string(&odd_params()).unwrap()
+    );
+    for ev in &evs {
+        text.push_str(&serde_json::to_string(ev).unwrap());
+        text.push('\n');
+    }
+    let (p, evs2) = read_jsonl_all(text.as_bytes()).unwrap();
+    assert_eq!(p, odd_params());
+    assert_eq!(evs2, evs);
+
+    let out = String::from_utf8(to_jsonl(
+        &Params::default(),
+        &[
+            CycleEvents::default(),
+            CycleEvents {
+                dispatched: 2,
+                dispatched_branches: 1,
+                squash: Squash::Mispredict(17),
+                ..CycleEvents::default()
+            },
+            CycleEvents {
+                count_enable: false,
+                squash: Squash::Flush(3),
+                head: HeadCause::L2d,
+                ..CycleEvents::default()
+            },
+        ],
+    ))
+    .unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        "{\"format\":\"cpistack-events\",\"version\":1,\"params\":{\"rob_entries\":128,\
+         \"fmt_rows\":64,\"local_bits\":16,\"global_bits\":48,\"variant\":\"fmt\",\
+         \"fetch_width\":8,\"dispatch_width\":4,\"retire_width\":4}}"
+    );
+    assert_eq!(lines[1], "{}");
+    assert_eq!(
+        lines[2],
+        "{\"dispatched\":2,\"dispatched_branches\":1,\"squash\":{\"mispredict\":17}}"
+    );
+    assert_eq!(
+        lines[3],
+        "{\"count_enable\":false,\"squash\":{\"flush\":3},\"head\":\"l2d\"}"
+    );
+}
+
+#[test]
+fn jsonl_comments_blank_lines_crlf_and_missing_final_newline() {
+    let text = "# made by hand\n\n  \t\n{\"format\":\"cpistack-events\",\"version\":1,\"params\":{\"fmt_rows\":4}}\r\n\
+                # idle\r\n   # indented comment\n{}\n\n{\"retired\":2,\"head\":\"none\"}";
+    let (p, evs) = read_jsonl_all(text.as_bytes()).unwrap();
+    assert_eq!(p.fmt_rows, 4);
+    assert_eq!(p.rob_entries, 128, "absent params take their defaults");
+    assert_eq!(
+        evs,
+        vec![
+            CycleEvents::default(),
+            CycleEvents {
+                retired: 2,
+                ..CycleEvents::default()
+            }
+        ]
+    );
+}
+
+#[test]
+fn jsonl_comment_writer() {
+    let mut w = JsonlWriter::new(Vec::new(), &Params::default()).unwrap();
+    w.comment("seed 7\ncycles 2").unwrap();
+    w.write(&CycleEvents::default()).unwrap();
+    let bytes = w.finish().unwrap();
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    assert!(text.contains("\n# seed 7\n# cycles 2\n{}\n"), "{text}");
+    assert_eq!(
+        read_jsonl_all(&bytes).unwrap().1,
+        vec![CycleEvents::default()]
+    );
+}
+
+const HDR: &str = "{\"format\":\"cpistack-events\",\"version\":1,\"params\":{}}\n";
+
+/// Read a JSONL text made of the default header and `body`; return the error.
+fn jsonl_err(body: &str) -> StreamError {
+    let text = format!("{HDR}{body}");
+    let mut items: Vec<_> = JsonlReader::new(text.as_bytes()).unwrap().collect();
+    let last = items.pop().expect("at least the error");
+    assert!(items.iter().all(|x| x.is_ok()), "only the last item fails");
+    let e = last.expect_err(body);
+    println!("{e}");
+    e
+}
+
+#[test]
+fn jsonl_bad_line_names_the_line() {
+    match jsonl_err("{}\n# c\n{\"dispatched\":1,\n{}\n") {
+        StreamError::BadJson { line, .. } => assert_eq!(line, 4),
+        e => panic!("{e}"),
+    }
+    match jsonl_err("[1,2]\n") {
+        StreamError::BadJson { line, msg } => {
+            assert_eq!(line, 2);
+            assert!(msg.contains("an array"), "{msg}");
+        }
+        e => panic!("{e}"),
+    }
+    match jsonl_err("{\"retired\":1,\"retired\":2}\n") {
+        StreamError::BadJson { line, msg } => {
+            assert_eq!(line, 2);
+            assert!(msg.contains("duplicate field `retired`"), "{msg}");
+        }
+        e => panic!("{e}"),
+    }
+    let text = [HDR.as_bytes(), b"{}\n{\"head\":\"l1d\xff\"}\n"].concat();
+    match JsonlReader::new(&text[..])
+        .unwrap()
+        .find_map(|x| x.err())
+        .unwrap()
+    {
+        StreamError::BadJson { line, msg } => {
+            assert_eq!(line, 3);
+            assert!(msg.contains("UTF-8"), "{msg}");
+        }
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn jsonl_unknown_field_is_named() {
+    match jsonl_err("{}\n{\"dispatched\":1,\"dispached_branches\":1}\n") {
+        StreamError::UnknownField { line, field } => {
+            assert_eq!((line, field.as_str()), (3, "dispached_branches"))
+        }
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn jsonl_out_of_range_values_name_the_field() {
+    for (body, want) in [
+        ("{\"dispatched\":300}", "dispatched"),
+        ("{\"retired\":-1}", "retired"),
+        ("{\"fe_squash\":1.5}", "fe_squash"),
+        ("{\"fetch_stall\":\"l3i\"}", "fetch_stall"),
+        ("{\"fetch_stall\":7}", "fetch_stall"),
+        ("{\"head\":\"l3d\"}", "head"),
+        ("{\"squash\":{\"mispredict\":70000}}", "squash"),
+        ("{\"squash\":{\"retry\":1}}", "squash"),
+        ("{\"squash\":\"flush\"}", "squash"),
+        ("{\"count_enable\":1}", "count_enable"),
+    ] {
+        match jsonl_err(&format!("{body}\n")) {
+            StreamError::BadField { line, field, msg } => {
+                assert_eq!((line, field.as_str()), (2, want), "{body}: {msg}")
+            }
+            e => panic!("{body}: {e}"),
+        }
+    }
+    let e = jsonl_err("{\"dispatched\":300}\n");
+    assert_eq!(
+        e.to_string(),
+        "line 2: field `dispatched`: invalid value: integer `300`, expected u8"
+    );
+}
+
+#[test]
+fn jsonl_header_errors() {
+    let cases: &[(&str, &str)] = &[
+        ("", "no header line"),
+        ("# only a comment\n\n", "no header line"),
+        ("{}\n", "no `format` field"),
+        ("{\"dispatched\":1}\n", "no `format` field"),
+        (
+            "{\"format\":\"other\",\"version\":1,\"params\":{}}\n",
+            "`format` is \"other\"",
+        ),
+        (
+            "{\"format\":\"cpistack-events\",\"params\":{}}\n",
+            "no `version`",
+        ),
+        (
+            "{\"format\":\"cpistack-events\",\"version\":\"1\",\"params\":{}}\n",
+            "`version` is \"1\"",
+        ),
+        (
+            "{\"format\":\"cpistack-events\",\"version\":1}\n",
+            "no `params`",
+        ),
+        (
+            "{\"format\":\"cpistack-events\",\"version\":1,\"params\":3}\n",
+            "`params` is a number",
+        ),
+        ("not json\n", "bad header"),
+    ];
+    for (text, want) in cases {
+        let e = JsonlReader::new(text.as_bytes()).err().expect(text);
+        let s = e.to_string();
+        assert!(matches!(e, StreamError::BadHeader { .. }), "{text}: {s}");
+        assert!(s.contains(want), "{text}: {s}");
+    }
+    let e =
+        JsonlReader::new(&b"\n{\"format\":\"cpistack-events\",\"version\":2,\"params\":{}}\n"[..])
+            .err()
+            .unwrap();
+    assert!(
+        matches!(
+            e,
+            StreamError::UnsupportedVersion {
+                format: Format::Jsonl,
+                found: 2,
+                supported: 1
+            }
+        ),
+        "{e}"
+    );
+    let e = JsonlReader::new(
+        &b"{\"format\":\"cpistack-events\",\"version\":1,\"params\":{},\"seed\":3}\n"[..],
+    )
+    .err()
+    .unwrap();
+    assert!(
+        matches!(e, StreamError::UnknownField { line: 1, ref field } if field == "seed"),
+        "{e}"
+    );
+    let e = JsonlReader::new(
+        &b"{\"format\":\"cpistack-events\",\"version\":1,\"params\":{\"rows\":4}}\n"[..],
+    )
+    .err()
+    .unwrap();
+    assert!(
+        matches!(e, StreamError::UnknownField { line: 1, ref field } if field == "params.rows"),
+        "{e}"
+    );
+    let e = JsonlReader::new(
+        &b"{\"format\":\"cpistack-events\",\"version\":1,\"params\":{\"variant\":\"smt\"}}\n"[..],
+    )
+    .err()
+    .unwrap();
+    assert!(
+        matches!(e, StreamError::BadField { line: 1, ref field, .. } if field == "params.variant"),
+        "{e}"
+    );
+    let e = JsonlReader::new(
+        &b"# c\n{\"format\":\"cpistack-events\",\"version\":1,\"params\":{\"fmt_rows\":48}}\n"[..],
+    )
+    .err()
+    .unwrap();
+    match e {
+        StreamError::HeaderParams { at, source } => {
+            assert_eq!(at, Location::Line(2));
+            assert_eq!(source.name, "fmt_rows");
+        }
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn jsonl_too_long_line() {
+    let long = format!("{{\"dispatched\":1{}}}\n", " ".repeat(MAX_LINE));
+    match jsonl_err(&long) {
+        StreamError::LineTooLong { line: 2, max } => assert_eq!(max, MAX_LINE),
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn jsonl_truncated_at_every_byte_is_an_error_or_a_prefix() {
+    let seed = 0x5eed_0003;
+    println!("seed {seed:#x}");
+    let evs: Vec<_> = sample_bundles(seed).into_iter().take(40).collect();
+    let bytes = to_jsonl(&odd_params(), &evs);
+    for cut in 0..=bytes.len() {
+        let part = &bytes[..cut];
+        match read_jsonl_all(part) {
+            Ok((p, got)) => {
+                assert_eq!(p, odd_params());
+                assert_eq!(got[..], evs[..got.len()], "cut {cut}");
+                // Only a cut after a line's closing brace reads cleanly.
+                let complete = part.iter().filter(|&&b| b == b'\n').count()
+                    + usize::from(part.last() == Some(&b'}'));
+                assert_eq!(got.len() + 1, complete, "cut {cut}");
+            }
+            Err(e) => assert!(
+                matches!(
+                    e,
+                    StreamError::BadJson { .. } | StreamError::BadHeader { .. }
+                ),
+                "cut {cut}: {e}"
+            ),
+        }
+    }
+}
+
+#[test]
+fn bin_round_trip_is_identical() {
+    let seed = 0x5eed_0004;
+    println!("seed {seed:#x}");
+    let evs = sample_bundles(seed);
+    for p in [Params::default(), odd_params()] {
+        let bytes = to_bin(&p, &evs);
+        assert_eq!(bytes.len(), HEADER_LEN + evs.len() * RECORD_SIZE);
+        assert_eq!(read_bin_all(&bytes).unwrap(), (p, evs.clone()));
+        assert_eq!(decode_bin(&bytes).unwrap(), (p, evs.clone()));
+        // Odd batch sizes and a reader that hands out a few bytes at a time.
+        for (batch, step) in [(1, 1), (7, 5), (1000, 13), (5000, 100_000)] {
+            let mut r = BinReader::new(Dribble {
+                data: &bytes,
+                step,
+                k: 0,
+            })
+            .unwrap();
+            assert_eq!(*r.params(), p);
+            let mut out = vec![CycleEvents::default(); batch];
+            let mut got = Vec::new();
+            loop {
+                let n = r.read_batch(&mut out).unwrap();
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&out[..n]);
+            }
+            assert_eq!(got, evs, "batch {batch} step {step}");
+            assert_eq!(r.read_batch(&mut out).unwrap(), 0);
+        }
+    }
+    // A long stream crosses many buffer refills.
+    let long: Vec<_> = evs.iter().cycle().take(50_000).copied().collect();
+    assert_eq!(read_bin_all(&to_bin(&odd_params(), &long)).unwrap().1, long);
+}
+
+#[test]
+fn bin_header_layout_is_as_documented() {
+    let bytes = to_bin(
+        &odd_params(),
+        &[CycleEvents {
+            count_enable: true,
+            fetch_stall: FetchStall::L2i,
+            fetched_branches: 1,
+            fe_redirect: true,
+            fe_squash: 2,
+            dispatched: 3,
+            dispatched_branches: 4,
+            dispatched_imiss: 5,
+            squash: Squash::Flush(0x1234),
+            retired: 6,
+            head: HeadCause::Longlat,
+        }],
+    );
+    let want_header: [u8; 48] = [
+        0x89, b'C', b'P', b'I', b'E', b'V', b'\r', b'\n', // magic
+        1, 0, 48, 0, 12, 0, 0, 0, // version, header length, record size, reserved
+        37, 0, 0, 0, 8, 0, 0, 0, 5, 0, 0, 0, 9, 0, 0, 0, // rob, rows, local, global
+        1, 0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 7, 0, 0, 0, // variant sfmt, widths
+    ];
+    assert_eq!(bytes[..48], want_header);
+    assert_eq!(bytes[48..], [1, 2, 3, 4, 5, 6, 0b11, 2, 4, 2, 0x34, 0x12]);
+}
+
+#[test]
+fn bin_truncated_at_every_byte_is_an_error_or_a_clean_end() {
+    let evs = &sample_bundles(1)[..5];
+    let bytes = to_bin(&odd_params(), evs);
+    for cut in 0..=bytes.len() {
+        let part = &bytes[..cut];
+        let streamed = read_bin_all(part);
+        let whole = decode_bin(part);
+        if cut < HEADER_LEN {
+            for r in [streamed, whole] {
+                match r {
+                    Err(StreamError::TruncatedHeader { got, need: 48 }) => {
+                        assert_eq!(got as usize, cut)
+                    }
+                    r => panic!("cut {cut}: {r:?}"),
+                }
+            }
+            continue;
+        }
+        let k = (cut - HEADER_LEN) / RECORD_SIZE;
+        let rem = (cut - HEADER_LEN) % RECORD_SIZE;
+        if rem == 0 {
+            assert_eq!(streamed.unwrap().1, evs[..k], "cut {cut}");
+            assert_eq!(whole.unwrap().1, evs[..k], "cut {cut}");
+        } else {
+            // The streaming reader yields the whole records, then the error.
+            let items: Vec<_> = BinReader::new(part).unwrap().collect();
+            assert_eq!(items.len(), k + 1, "cut {cut}");
+            for (i, it) in items[..k].iter().enumerate() {
+                assert_eq!(it.as_ref().unwrap(), &evs[i]);
+            }
+            for r in [items[k].as_ref().map(drop), whole.as_ref().map(drop)] {
+                match r {
+                    Err(StreamError::TruncatedRecord {
+                        offset,
+                        index,
+                        got,
+                        size: 12,
+                    }) => {
+                        assert_eq!(*offset as usize, HEADER_LEN + k * RECORD_SIZE, "cut {cut}");
+                        assert_eq!(*index as usize, k);
+                        assert_eq!(*got as usize, rem);
+                    }
+                    r => panic!("cut {cut}: {r:?}"),
+                }
+            }
+        }
+    }
+    let e = read_bin_all(&bytes[..HEADER_LEN + 30]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "truncated record at byte offset 72 (record 2): the stream ends after 6 of its 12 bytes"
+    );
+}
+
+fn set_u16(b: &mut [u8], o: usize, v: u16) {
+    b[o..o + 2].copy_from_slice(&v.to_le_bytes());
+}
+
+fn set_u32(b: &mut [u8], o: usize, v: u32) {
+    b[o..o + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+#[test]
+fn bin_corrupted_header() {
+    let good = to_bin(&Params::default(), &sample_bundles(2)[..3]);
+    for i in 0..8 {
+        let mut b = good.clone();
+        b[i] ^= 0x20;
+        let e = read_bin_all(&b).unwrap_err();
+        assert!(matches!(e, StreamError::BadMagic { .. }), "byte {i}: {e}");
+        assert!(matches!(decode_bin(&b), Err(StreamError::BadMagic { .. })));
+    }
+    // A JSONL file handed to the binary reader, even a short one.
+    let e = read_bin_all(HDR.as_bytes()).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("byte offset 0: bad magic [7b, 22,"),
+        "{e}"
+    );
+    assert!(matches!(
+        read_bin_all(b"{}"),
+        Err(StreamError::BadMagic { .. })
+    ));
+
+    let mut b = good.clone();
+    set_u16(&mut b, 8, 2);
+    let e = read_bin_all(&b).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            StreamError::UnsupportedVersion {
+                format: Format::Bin,
+                found: 2,
+                supported: 1
+            }
+        ),
+        "{e}"
+    );
+    for (off, v, field) in [
+        (10, 47u16, "header_len"),
+        (12, 16, "record_size"),
+        (14, 1, "reserved"),
+    ] {
+        let mut b = good.clone();
+        set_u16(&mut b, off, v);
+        match read_bin_all(&b).unwrap_err() {
+            StreamError::OutOfRange {
+                at,
+                field: f,
+                value,
+                ..
+            } => {
+                assert_eq!(
+                    (at, f, value),
+                    (Location::Offset(off as u64), field, v as u64)
+                )
+            }
+            e => panic!("{e}"),
+        }
+    }
+    let mut b = good.clone();
+    set_u32(&mut b, 32, 2);
+    match read_bin_all(&b).unwrap_err() {
+        StreamError::OutOfRange {
+            at, field, value, ..
+        } => {
+            assert_eq!((at, field, value), (Location::Offset(32), "variant", 2))
+        }
+        e => panic!("{e}"),
+    }
+    for (off, v, name) in [
+        (16, 1u32, "rob_entries"),
+        (20, 48, "fmt_rows"),
+        (24, 0, "local_bits"),
+        (28, 65, "global_bits"),
+        (36, 9, "fetch_width"),
+        (40, 0, "dispatch_width"),
+        (44, u32::MAX, "retire_width"),
+    ] {
+        let mut b = good.clone();
+        set_u32(&mut b, off, v);
+        for e in [read_bin_all(&b).unwrap_err(), decode_bin(&b).unwrap_err()] {
+            match e {
+                StreamError::HeaderParams { at, source } => {
+                    assert_eq!((at, source.name), (Location::Offset(off as u64), name))
+                }
+                e => panic!("{e}"),
+            }
+        }
+    }
+    // A longer header (future extension bytes) is skipped.
+    let mut b = good[..HEADER_LEN].to_vec();
+    set_u16(&mut b, 10, 52);
+    b.extend_from_slice(&[9, 9, 9, 9]);
+    b.extend_from_slice(&good[HEADER_LEN..]);
+    assert_eq!(read_bin_all(&b).unwrap(), read_bin_all(&good).unwrap());
+    assert_eq!(decode_bin(&b).unwrap(), read_bin_all(&good).unwrap());
+    assert!(matches!(
+        read_bin_all(&b[..50]),
+        Err(StreamError::TruncatedHeader { got: 50, need: 52 })
+    ));
+}
+
+#[test]
+fn bin_corrupted_record_names_offset_and_field() {
+    let evs = &sample_bundles(3)[..300];
+    let good = to_bin(&Params::default(), evs);
+    let rec = 200;
+    let base = HEADER_LEN + rec * RECORD_SIZE;
+    for (pos, val, field) in [
+        (6usize, 0x04u8, "flags"),
+        (6, 0x80, "flags"),
+        (7, 4, "fetch_stall"),
+        (7, 7, "fetch_stall"),
+        (8, 6, "head"),
+        (8, 255, "head"),
+        (9, 3, "squash_kind"),
+        (9, 255, "squash_kind"),
+    ] {
+        let mut b = good.clone();
+        b[base + pos] = val;
+        let items: Vec<_> = BinReader::new(&b[..]).unwrap().collect();
+        assert_eq!(items.len(), rec + 1, "{field}");
+        assert!(items[..rec]
+            .iter()
+            .zip(evs)
+            .all(|(a, b)| a.as_ref().unwrap() == b));
+        for e in [
+            items[rec].as_ref().unwrap_err(),
+            &decode_bin(&b).unwrap_err(),
+        ] {
+            match e {
+                StreamError::OutOfRange {
+                    at,
+                    field: f,
+                    value,
+                    ..
+                } => {
+                    assert_eq!(*at, Location::Offset((base + pos) as u64));
+                    assert_eq!((*f, *value), (field, u64::from(val)));
+                }
+                e => panic!("{e}"),
+            }
+        }
+    }
+    // An id without a squash kind would be lost: rejected.
+    let mut b = good.clone();
+    b[base + 9] = 0;
+    set_u16(&mut b, base + 10, 5);
+    match decode_bin(&b).unwrap_err() {
+        StreamError::OutOfRange {
+            at, field, value, ..
+        } => {
+            assert_eq!(
+                (at, field, value),
+                (Location::Offset(base as u64 + 10), "squash_id", 5)
+            )
+        }
+        e => panic!("{e}"),
+    }
+    let mut b = good.clone();
+    b[base + 7] = 7;
+    assert_eq!(
+        decode_bin(&b).unwrap_err().to_string(),
+        format!(
+            "byte offset {}: field `fetch_stall` = 7 is out of range (legal: 0..=3 (none, l1i, l2i, itlb))",
+            base + 7
+        )
+    );
+    // read_batch returns the good prefix first, then the error, then nothing.
+    let mut r = BinReader::new(&b[..]).unwrap();
+    let mut out = vec![CycleEvents::default(); 1000];
+    assert_eq!(r.read_batch(&mut out).unwrap(), rec);
+    assert!(r.read_batch(&mut out).is_err());
+    assert_eq!(r.read_batch(&mut out).unwrap(), 0);
+    assert!(r.next().is_none());
+}
+
+#[test]
+fn bin_every_byte_value_in_every_record_position_is_exact_or_rejected() {
+    // Whatever a record holds, the reader either rejects it or decodes it to a
+    // bundle that encodes back to the same bytes: nothing is silently changed.
+    let base = encode_record(&CycleEvents {
+        squash: Squash::Mispredict(0x0102),
+        head: HeadCause::Dtlb,
+        dispatched: 3,
+        ..CycleEvents::default()
+    });
+    let mut accepted = 0;
+    for pos in 0..RECORD_SIZE {
+        for v in 0..=255u8 {
+            let mut r = base;
+            r[pos] = v;
+            let mut out = [CycleEvents::default()];
+            match decode_records(&r, 100, &mut out) {
+                Ok(1) => {
+                    assert_eq!(encode_record(&out[0]), r, "pos {pos} value {v}");
+                    accepted += 1;
+                }
+                Ok(n) => panic!("decoded {n}"),
+                Err(StreamError::OutOfRange {
+                    at: Location::Offset(o),
+                    ..
+                }) => {
+                    assert!((100..112).contains(&o))
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+    // 8 free bytes x 256 (the id is free with a squash kind), flags 4, fetch_stall 4,
+    // squash_kind 2 (0 is rejected while the id is nonzero), head 6.
+    assert_eq!(accepted, 8 * 256 + 4 + 4 + 2 + 6);
+}
+
+fn temp(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("events-stream-{}-{name}", std::process::id()))
+}
+
+#[test]
+fn open_and_create_pick_the_format() {
+    let seed = 0x5eed_0005;
+    println!("seed {seed:#x}");
+    let evs: Vec<_> = sample_bundles(seed).into_iter().take(100).collect();
+    for (name, fmt) in [("a.jsonl", Format::Jsonl), ("a.bin", Format::Bin)] {
+        let path = temp(name);
+        let mut w = create(&path, fmt, &odd_params()).unwrap();
+        for ev in &evs {
+            w.write(ev).unwrap();
+        }
+        w.finish().unwrap();
+        let (p, it) = open(&path).unwrap();
+        assert_eq!(p, odd_params());
+        assert_eq!(it.collect::<Result<Vec<_>, _>>().unwrap(), evs);
+        // Content wins over a wrong or missing suffix.
+        for other in ["swapped.data", "swapped"] {
+            let p2 = temp(&format!("{name}.{other}"));
+            std::fs::copy(&path, &p2).unwrap();
+            let (_, it) = open(&p2).unwrap();
+            assert_eq!(it.count(), evs.len());
+            std::fs::remove_file(&p2).unwrap();
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+    // A JSONL text in a `.bin` file is read as JSONL.
+    let path = temp("text.bin");
+    std::fs::write(&path, to_jsonl(&Params::default(), &evs)).unwrap();
+    assert_eq!(open(&path).unwrap().1.count(), evs.len());
+    // Unrecognisable content: the suffix decides, else an error.
+    std::fs::write(&path, b"garbage").unwrap();
+    assert!(matches!(open(&path), Err(StreamError::BadMagic { .. })));
+    let plain = temp("garbage");
+    std::fs::write(&plain, b"garbage").unwrap();
+    let e = open(&plain).err().unwrap();
+    assert!(matches!(e, StreamError::UnknownFormat { .. }), "{e}");
+    assert!(e.to_string().contains("0x67"), "{e}");
+    std::fs::write(&plain, b"").unwrap();
+    assert!(open(&plain).err().unwrap().to_string().contains("empty"));
+    let empty_jsonl = temp("empty.jsonl");
+    std::fs::write(&empty_jsonl, b"").unwrap();
+    assert!(matches!(
+        open(&empty_jsonl),
+        Err(StreamError::BadHeader { line: 1, .. })
+    ));
+    for p in [&path, &plain, &empty_jsonl] {
+        std::fs::remove_file(p).unwrap();
+    }
+    // I/O errors name the path.
+    let missing = temp("missing.bin");
+    let e = open(&missing).err().unwrap();
+    assert!(matches!(e, StreamError::Io { .. }), "{e}");
+    assert!(
+        e.to_string().contains(&missing.display().to_string()),
+        "{e}"
+    );
+    let e = create(temp("no/such/dir.bin"), Format::Bin, &Params::default())
+        .err()
+        .unwrap();
+    assert!(matches!(e, StreamError::Io { .. }), "{e}");
+}
+
+#[test]
+fn writers_refuse_illegal_params() {
+    let p = Params {
+        fmt_rows: 3,
+        ..Params::default()
+    };
+    assert!(matches!(
+        BinWriter::new(Vec::new(), &p).err().unwrap(),
+        StreamError::HeaderParams {
+            at: Location::Offset(20),
+            ..
+        }
+    ));
+    assert!(matches!(
+        JsonlWriter::new(Vec::new(), &p).err().unwrap(),
+        StreamError::HeaderParams {
+            at: Location::Line(1),
+            ..
+        }
+    ));
+}
+
+#[test]
+fn readers_report_io_errors() {
+    struct Broken;
+    impl Read for Broken {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk on fire"))
+        }
+    }
+    let e = BinReader::new(Broken).err().unwrap();
+    assert_eq!(e.to_string(), "I/O error on <stream>: disk on fire");
+    let e = JsonlReader::new(BufReader::new(Broken)).err().unwrap();
+    assert!(matches!(e, StreamError::Io { .. }));
+    // Failing after the header: the reader reports once, then ends.
+    let good = to_bin(&Params::default(), &sample_bundles(5)[..3]);
+    let mut r = BinReader::new(Cursor::new(good[..HEADER_LEN].to_vec()).chain(Broken)).unwrap();
+    assert!(matches!(r.next(), Some(Err(StreamError::Io { .. }))));
+    assert!(r.next().is_none());
+}
