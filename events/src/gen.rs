@@ -537,7 +537,20 @@ pub struct Generator {
 
 impl Generator {
     /// A generator for a unit with `params`, driven by `cfg`, deterministic per `seed`.
-    pub fn new(params: Params, cfg: GenConfig, seed: u64) -> Result<Self, GenError> {
+    ///
+    /// # Panics
+    /// If `params` or `cfg` is invalid; use [`try_new`](Self::try_new) for input
+    /// that is not known to be valid (user-given parameters or knobs).
+    pub fn new(params: Params, cfg: GenConfig, seed: u64) -> Self {
+        match Self::try_new(params, cfg, seed) {
+            Ok(g) => g,
+            Err(e) => panic!("Generator::new: {e}"),
+        }
+    }
+
+    /// A generator for a unit with `params`, driven by `cfg`, deterministic per
+    /// `seed`; an error names the bad parameter or knob.
+    pub fn try_new(params: Params, cfg: GenConfig, seed: u64) -> Result<Self, GenError> {
         params.validate()?;
         cfg.validate()?;
         let k = Knobs::new(&cfg);

@@ -18,7 +18,7 @@ fn params(rob: u32, rows: u32, widths: u32) -> Params {
 /// Drive a generator for `n` cycles, checking every bundle against an external
 /// tracker (so the test checks legality in release builds too).
 fn run(p: Params, cfg: GenConfig, seed: u64, n: u64) -> (Coverage, Generator, u64) {
-    let mut g = Generator::new(p, cfg, seed).unwrap();
+    let mut g = Generator::new(p, cfg, seed);
     let mut st = ProtocolState::new(p);
     let mut cov = Coverage::default();
     let mut retired = 0u64;
@@ -49,15 +49,12 @@ fn run(p: Params, cfg: GenConfig, seed: u64, n: u64) -> (Coverage, Generator, u6
 fn same_seed_same_stream_other_seed_other_stream() {
     for cfg in [GenConfig::realistic(), GenConfig::stress()] {
         let a: Vec<_> = Generator::new(Params::default(), cfg.clone(), 7)
-            .unwrap()
             .take(20_000)
             .collect();
         let b: Vec<_> = Generator::new(Params::default(), cfg.clone(), 7)
-            .unwrap()
             .take(20_000)
             .collect();
         let c: Vec<_> = Generator::new(Params::default(), cfg, 8)
-            .unwrap()
             .take(20_000)
             .collect();
         assert_eq!(a, b);
@@ -154,7 +151,7 @@ fn small_tables_still_make_progress_and_fill_up() {
 fn realistic_mix_matches_its_description() {
     let seed = 42;
     let n = 400_000;
-    let mut g = Generator::new(Params::default(), GenConfig::realistic(), seed).unwrap();
+    let mut g = Generator::new(Params::default(), GenConfig::realistic(), seed);
     let (mut disp, mut br, mut ret, mut mp, mut stall, mut full) = (0u64, 0u64, 0u64, 0u64, 0, 0);
     for ev in g.by_ref().take(n) {
         disp += ev.dispatched as u64;
@@ -185,7 +182,7 @@ fn mutated_bundles_are_illegal_and_reach_every_rule() {
         ..params(32, 8, 4)
     };
     let seed = 5;
-    let mut g = Generator::new(p, GenConfig::stress(), seed).unwrap();
+    let mut g = Generator::new(p, GenConfig::stress(), seed);
     let mut st = ProtocolState::new(p);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut rules = [0u32; 10];
@@ -326,7 +323,7 @@ fn bad_knobs_and_params_are_refused() {
     let mut c = GenConfig::stress();
     c.mispredict_rate = 1.5;
     assert!(matches!(
-        Generator::new(Params::default(), c, 0),
+        Generator::try_new(Params::default(), c, 0),
         Err(GenError::Config {
             knob: "mispredict_rate",
             ..
@@ -346,7 +343,7 @@ fn bad_knobs_and_params_are_refused() {
         ..Params::default()
     };
     assert!(matches!(
-        Generator::new(p, GenConfig::realistic(), 0),
+        Generator::try_new(p, GenConfig::realistic(), 0),
         Err(GenError::Param(_))
     ));
 }
