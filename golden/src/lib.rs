@@ -64,6 +64,8 @@ mod check;
 mod model;
 
 #[cfg(test)]
+mod random_tests;
+#[cfg(test)]
 mod tests;
 
 pub use model::{BranchTimes, Unit};
