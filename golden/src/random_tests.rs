@@ -120,7 +120,7 @@ fn random_legal_streams_agree_with_the_protocol_tracker_and_keep_invariants() {
             ("realistic", GenConfig::realistic()),
         ] {
             let seed = 0x601d_0000 + i as u64;
-            let mut gen = Generator::new(p, cfg, seed).expect("legal");
+            let mut gen = Generator::new(p, cfg, seed);
             let mut u = Unit::new(p).unwrap();
             let mut st = ProtocolState::new(p);
             let mut retired = 0u128;
@@ -161,7 +161,7 @@ fn no_mispredictions_and_no_fetch_stalls_leave_frontend_counters_zero() {
     for variant in [Variant::Fmt, Variant::Sfmt] {
         let p = Params::default().with_variant(variant);
         let seed = 77;
-        let mut gen = Generator::new(p, cfg.clone(), seed).unwrap();
+        let mut gen = Generator::new(p, cfg.clone(), seed);
         let mut u = Unit::new(p).unwrap();
         for _ in 0..20_000 {
             u.step(&gen.next().unwrap());
@@ -181,7 +181,7 @@ fn illegal_bundles_are_judged_like_the_protocol_tracker() {
         let seed = 0xbad_0000 + i as u64;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         for trial in 0..150 {
-            let mut gen = Generator::new(p, GenConfig::stress(), seed + trial).unwrap();
+            let mut gen = Generator::new(p, GenConfig::stress(), seed + trial);
             let mut u = Unit::new(p).unwrap();
             let mut st = ProtocolState::new(p);
             let prefix = rng.gen_range(0..300);
@@ -224,7 +224,7 @@ fn random_bundles_on_a_live_unit_get_the_tracker_verdict() {
     for (i, p) in param_sets().into_iter().enumerate() {
         let seed = 0x5eed_0000 + i as u64;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-        let mut gen = Generator::new(p, GenConfig::stress(), seed).unwrap();
+        let mut gen = Generator::new(p, GenConfig::stress(), seed);
         let mut u = Unit::new(p).unwrap();
         let mut st = ProtocolState::new(p);
         let mut accepted = 0;
