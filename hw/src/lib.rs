@@ -11,4 +11,4 @@ pub mod cost;
 mod unit;
 
 pub use cost::{cost, Cost};
-pub use unit::{Regs, RobBits, RowBits, Unit, Widths, MAX_ROB, MAX_ROWS};
+pub use unit::{Latch, Regs, RobBits, RowBits, Unit, Widths, MAX_ROB, MAX_ROWS};

@@ -13,8 +13,8 @@
 //! | `shared_i[3]` (sFMT only) | `L` each, saturating | [`Regs`] |
 //! | `counters[10]` | `G` each, wrapping | [`Regs`] |
 //! | `overflow` | 10 (one sticky bit per counter) | [`Regs`] |
-//! | error latch | valid + 64-bit bundle index + 4-bit field + 4-bit rule | [`Regs::error`] |
-//! | bundle counter | 64 | [`Regs::bundles`] |
+//! | error latch | valid + 64-bit bundle index + 4-bit field + 4-bit rule | [`Latch::error`] |
+//! | bundle counter | 64 | [`Latch::bundles`] |
 //! | row `rob_id` | `ceil(log2(E))` per row | [`Unit::row_rob_id`] |
 //! | row `penalty` | `L` per row, saturating | [`Unit::row_penalty`] |
 //! | row `l1i`, `l2i`, `itlb` (FMT only) | `L` each per row, saturating | [`Unit::row_icounts`] |
@@ -122,7 +122,12 @@ pub struct Regs {
     pub overflow: u16,
     /// Sticky: some local counter was asked to count past `2^L - 1`.
     pub saturated: bool,
-    /// The error latch (valid bit = `Some`).
+}
+
+/// The error latch and the bundle counter (a block of its own beside [`Regs`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Latch {
+    /// The first protocol violation since reset (valid bit = `Some`).
     pub error: Option<ProtocolError>,
     /// Bundles accepted since reset (the index of the next bundle).
     pub bundles: u64,
@@ -149,14 +154,36 @@ impl Rows {
             done: BitArray::ZERO,
         }
     }
-    #[inline]
+    #[inline(always)]
     fn zero(&mut self, r: usize) {
+        let r = r & (MAX_ROWS - 1);
         self.rob_id[r] = 0;
         self.penalty[r] = 0;
         self.icnt[r] = [0; 3];
-        self.mispredict.set(r, false);
-        self.done.set(r, false);
+        put_bit(&mut self.mispredict.data, r, false);
+        put_bit(&mut self.done.data, r, false);
     }
+}
+
+/// Clear every I-miss bit (the first `words` words hold them all).
+#[inline]
+fn clear_imiss(imiss: &mut RobBits, words: usize) {
+    imiss.data[..words].fill(0);
+}
+
+/// Bit `i` of a raw bit vector (the index is taken modulo the vector's length).
+#[inline(always)]
+fn get_bit<const N: usize>(words: &[u64; N], i: usize) -> bool {
+    let i = i & (64 * N - 1);
+    words[i >> 6] >> (i & 63) & 1 != 0
+}
+
+/// Write bit `i` of a raw bit vector (the index is taken modulo its length).
+#[inline(always)]
+fn put_bit<const N: usize>(words: &mut [u64; N], i: usize, v: bool) {
+    let i = i & (64 * N - 1);
+    let w = &mut words[i >> 6];
+    *w = (*w & !(1u64 << (i & 63))) | ((v as u64) << (i & 63));
 }
 
 /// Register widths in bits for a parameter set (for tracing and cost).
@@ -211,14 +238,77 @@ struct Cfg {
     retire_width: u8,
 }
 
+impl Cfg {
+    #[inline]
+    fn dist(&self, a: u16, b: u16) -> u16 {
+        a.wrapping_sub(b) & self.ptr_mask
+    }
+    #[inline]
+    fn padd(&self, a: u16, n: u16) -> u16 {
+        a.wrapping_add(n) & self.ptr_mask
+    }
+    #[inline]
+    fn phys(&self, p: u16) -> usize {
+        (p & self.row_mask) as usize
+    }
+    /// `(a - b) mod E` for `a, b < E`.
+    #[inline]
+    fn rob_sub(&self, a: u16, b: u16) -> u16 {
+        let d = a.wrapping_sub(b);
+        if d >= self.rob_entries {
+            d.wrapping_add(self.rob_entries)
+        } else {
+            d
+        }
+    }
+    /// `(a + n) mod E` for `a < E`, `n <= E`.
+    #[inline]
+    fn rob_add(&self, a: u16, n: u16) -> u16 {
+        let s = a + n;
+        if s >= self.rob_entries {
+            s - self.rob_entries
+        } else {
+            s
+        }
+    }
+
+    /// Word `w` of the mask of rows in `[from, to)` (pointers, circular).
+    #[inline(always)]
+    fn region_word(&self, from: u16, to: u16, w: usize) -> u64 {
+        if self.words == 1 {
+            // At most 64 rows: a rotate inside `rows` bits. `len < rows`.
+            let len = self.dist(to, from) as u32;
+            let s = self.phys(from) as u32;
+            let m = (1u64 << len) - 1;
+            return if self.rows == 64 {
+                m.rotate_left(s)
+            } else {
+                // len + s < 2 * rows <= 64
+                let m = m << s;
+                (m | (m >> self.rows)) & ((1u64 << self.rows) - 1)
+            };
+        }
+        let len = self.dist(to, from) as usize;
+        let s = self.phys(from);
+        let rows = self.rows as usize;
+        if s + len <= rows {
+            seg_word(s, s + len, w)
+        } else {
+            seg_word(s, rows, w) | seg_word(0, s + len - rows, w)
+        }
+    }
+}
+
 /// What the check found out about a legal bundle, reused by the next-state logic.
 #[derive(Copy, Clone, Debug, Default)]
 struct Plan {
+    /// Dispatched rows whose branch retires this cycle (spec 4.2 step 3).
+    ret_rows: u32,
     /// Dispatched rows remaining after this cycle's retirement, up to (mispredict:
     /// and including) the squashed instruction: the `n` of spec 4.5.
-    squash_n: u16,
+    squash_n: u32,
     /// Physical row of the branch named by `mispredict(x)`.
-    squash_row: u16,
+    squash_row: u32,
 }
 
 /// The bit-accurate FMT/sFMT counter unit.
@@ -227,6 +317,7 @@ pub struct Unit {
     params: Params,
     cfg: Cfg,
     q: Regs,
+    latch: Latch,
     rows: Box<Rows>,
     imiss: Box<RobBits>,
 }
@@ -281,6 +372,7 @@ impl Unit {
             params,
             cfg,
             q: Regs::default(),
+            latch: Latch::default(),
             rows: Box::new(Rows::zeroed()),
             imiss: Box::new(BitArray::ZERO),
         })
@@ -290,6 +382,7 @@ impl Unit {
     /// ROB mirror empty, the error latch and the bundle counter cleared.
     pub fn reset(&mut self) {
         self.q = Regs::default();
+        self.latch = Latch::default();
         *self.rows = Rows::zeroed();
         *self.imiss = BitArray::ZERO;
     }
@@ -297,6 +390,11 @@ impl Unit {
     /// The scalar registers (`q`).
     pub fn regs(&self) -> &Regs {
         &self.q
+    }
+
+    /// The error latch and bundle counter.
+    pub fn latch(&self) -> &Latch {
+        &self.latch
     }
 
     /// Register widths for this unit's parameters.
@@ -348,52 +446,6 @@ impl Unit {
         &self.imiss
     }
 
-    #[inline]
-    fn dist(&self, a: u16, b: u16) -> u16 {
-        a.wrapping_sub(b) & self.cfg.ptr_mask
-    }
-    #[inline]
-    fn padd(&self, a: u16, n: u16) -> u16 {
-        a.wrapping_add(n) & self.cfg.ptr_mask
-    }
-    #[inline]
-    fn phys(&self, p: u16) -> usize {
-        (p & self.cfg.row_mask) as usize
-    }
-    /// `(a - b) mod E` for `a, b < E`.
-    #[inline]
-    fn rob_sub(&self, a: u16, b: u16) -> u16 {
-        let d = a.wrapping_sub(b);
-        if d >= self.cfg.rob_entries {
-            d.wrapping_add(self.cfg.rob_entries)
-        } else {
-            d
-        }
-    }
-    /// `(a + n) mod E` for `a < E`, `n <= E`.
-    #[inline]
-    fn rob_add(&self, a: u16, n: u16) -> u16 {
-        let s = a + n;
-        if s >= self.cfg.rob_entries {
-            s - self.cfg.rob_entries
-        } else {
-            s
-        }
-    }
-
-    /// Word `w` of the mask of rows in `[from, to)` (pointers, circular).
-    #[inline]
-    fn region_word(&self, from: u16, to: u16, w: usize) -> u64 {
-        let len = self.dist(to, from) as usize;
-        let s = self.phys(from);
-        let rows = self.cfg.rows as usize;
-        if s + len <= rows {
-            seg_word(s, s + len, w)
-        } else {
-            seg_word(s, rows, w) | seg_word(0, s + len - rows, w)
-        }
-    }
-
     /// Check the bundle against the current state (spec section 6), in rule order.
     /// Reads only. On success returns what 4.5 needs from the row search.
     fn check(&self, ev: &CycleEvents) -> Result<Plan, (Field, u8)> {
@@ -433,7 +485,7 @@ impl Unit {
             return Err((Field::FetchedBranches, 4));
         }
         // Rule 5.
-        let fetched_rows = self.dist(s.ftail, s.dtail);
+        let fetched_rows = self.cfg.dist(s.ftail, s.dtail);
         let fb = ev.fetched_branches as u16;
         let fs = ev.fe_squash as u16;
         if (fs > 0 && !ev.fe_redirect) || fs > fetched_rows + fb {
@@ -443,14 +495,13 @@ impl Unit {
         let mut head1 = s.head;
         let mut id = s.rob_head;
         for _ in 0..retired {
-            if head1 != s.dtail && id == self.rows.rob_id[self.phys(head1)] {
-                head1 = self.padd(head1, 1);
-            }
-            id = self.rob_add(id, 1);
+            let hit = (head1 != s.dtail) & (id == self.rows.rob_id[self.cfg.phys(head1)]);
+            head1 = self.cfg.padd(head1, hit as u16);
+            id = self.cfg.rob_add(id, 1);
         }
         let rob_head1 = id;
         // Rule 6.
-        let free_after = c.rows - 1 - self.dist(s.ftail, head1);
+        let free_after = c.rows - 1 - self.cfg.dist(s.ftail, head1);
         if fb > free_after {
             return Err((Field::FetchedBranches, 6));
         }
@@ -465,13 +516,17 @@ impl Unit {
             return Err((Field::Dispatched, 8));
         }
         // Rule 9, and the row search of 4.5.
-        let mut plan = Plan::default();
+        // Plain locals (not a struct patched field by field): keeps the result in
+        // registers.
+        let ret_rows = self.cfg.dist(head1, s.head);
+        let mut squash_n = 0u16;
+        let mut squash_row = 0u16;
         if ev.squash != Squash::None {
             let x = ev.squash.id();
             if x >= c.rob_entries {
                 return Err((Field::Squash, 9));
             }
-            let age_x = self.rob_sub(x, rob_head1);
+            let age_x = self.cfg.rob_sub(x, rob_head1);
             if age_x >= count1 {
                 return Err((Field::Squash, 9));
             }
@@ -480,27 +535,31 @@ impl Unit {
             let mut n = 0u16;
             let mut found = false;
             while p != s.dtail {
-                let r = self.phys(p);
-                let age = self.rob_sub(self.rows.rob_id[r], rob_head1);
+                let r = self.cfg.phys(p);
+                let age = self.cfg.rob_sub(self.rows.rob_id[r], rob_head1);
                 if age >= age_x {
                     found = age == age_x;
-                    plan.squash_row = r as u16;
+                    squash_row = r as u16;
                     break;
                 }
                 n += 1;
-                p = self.padd(p, 1);
+                p = self.cfg.padd(p, 1);
             }
             match ev.squash {
                 Squash::Mispredict(_) => {
-                    if !found || self.rows.mispredict[plan.squash_row as usize] {
+                    if !found || get_bit(&self.rows.mispredict.data, squash_row as usize) {
                         return Err((Field::Squash, 9));
                     }
-                    plan.squash_n = n + 1;
+                    squash_n = n + 1;
                 }
-                _ => plan.squash_n = n,
+                _ => squash_n = n,
             }
         }
-        Ok(plan)
+        Ok(Plan {
+            ret_rows: ret_rows as u32,
+            squash_n: squash_n as u32,
+            squash_row: squash_row as u32,
+        })
     }
 
     /// Saturating local increment; returns whether the count was lost.
@@ -520,26 +579,26 @@ impl Unit {
         d.counters[i] = sum & gmask;
     }
 
-    fn clear_imiss(&mut self) {
-        let w = self.cfg.rob_words;
-        self.imiss.as_raw_mut_slice()[..w].fill(0);
-    }
-
-    /// The next state for a legal bundle (spec 4.1-4.5), committed at the end.
+    /// The next state for a legal bundle (spec 4.1-4.5), written in place
+    /// (see the module doc for why this is the pure next-state function).
     fn apply(&mut self, ev: &CycleEvents, plan: Plan) {
         let c = self.cfg;
-        let s = self.q; // S: read by 4.1
-        let mut d = self.q;
+        let d = &mut self.q;
+        let rows = &mut *self.rows;
+        let imiss = &mut *self.imiss;
         let ce = ev.count_enable;
         let gm = c.gmask;
         let stall_kind = ev.fetch_stall.bits() as usize; // 0 = none
         let stall = stall_kind != 0;
         let mut sat = false;
 
-        // 4.1 Counting.
+        // 4.1 Counting. It runs first, so the pointers, `rob_count`, `refilling`
+        // and `refill_pending` it reads from `d` are still those of S; it writes
+        // only counters, flags and local counters, none of which it reads as a
+        // condition.
         if ce {
-            Self::gadd(&mut d, gm, Counter::Cycles.idx(), 1);
-            let rob_full = s.rob_count == c.rob_entries;
+            Self::gadd(d, gm, Counter::Cycles.idx(), 1);
+            let rob_full = d.rob_count == c.rob_entries;
             if rob_full {
                 let ctr = match ev.head {
                     HeadCause::L1d => Some(Counter::L1d),
@@ -549,88 +608,103 @@ impl Unit {
                     HeadCause::None | HeadCause::Other => None,
                 };
                 if let Some(k) = ctr {
-                    Self::gadd(&mut d, gm, k.idx(), 1);
+                    Self::gadd(d, gm, k.idx(), 1);
                 }
             } else {
                 if stall {
                     if c.fmt {
-                        let r = self.phys(s.ftail);
-                        sat |= Self::bump(&mut self.rows.icnt[r][stall_kind - 1], c.local_max);
-                    } else if !s.refilling {
+                        let r = c.phys(d.ftail);
+                        sat |= Self::bump(&mut rows.icnt[r][stall_kind - 1], c.local_max);
+                    } else if !d.refilling {
                         sat |= Self::bump(&mut d.shared_i[stall_kind - 1], c.local_max);
                     }
                 }
                 // Penalty of every dispatched row not done (FMT stall: not mispredicted).
                 let keep_mp = if c.fmt && stall { 0 } else { u64::MAX };
                 for w in 0..c.words {
-                    let region = self.region_word(s.head, s.dtail, w);
-                    let done = self.rows.done.as_raw_slice()[w];
-                    let mp = self.rows.mispredict.as_raw_slice()[w];
+                    let region = c.region_word(d.head, d.dtail, w);
+                    let done = rows.done.data[w];
+                    let mp = rows.mispredict.data[w];
                     let mut m = region & !done & (keep_mp | !mp);
-                    let pen = &mut self.rows.penalty[64 * w..];
+                    let pen = &mut rows.penalty[64 * w..];
                     while m != 0 {
                         let r = m.trailing_zeros() as usize;
                         sat |= Self::bump(&mut pen[r], c.local_max);
                         m &= m - 1;
                     }
                 }
-                if s.refill_pending && !(c.fmt && stall) {
-                    Self::gadd(&mut d, gm, Counter::Bpred.idx(), 1);
+                if d.refill_pending && !(c.fmt && stall) {
+                    Self::gadd(d, gm, Counter::Bpred.idx(), 1);
                 }
             }
         }
 
-        // 4.2 Retire.
-        for _ in 0..ev.retired {
-            let id = d.rob_head;
-            d.rob_head = self.rob_add(id, 1);
-            d.rob_count -= 1;
+        // 4.2 Retire. The spec walks the retiring instructions in order; this
+        // does the same work grouped: the global adds commute (wrapping sums, a
+        // carry-out happens iff the unreduced total passes 2^G), the rows retired
+        // were found by the check, and in sFMT only the first clearing event of the
+        // cycle (an I-miss bit, or a mispredicted branch; the bit first when both
+        // are on one instruction) can add the shared counters: after it they and
+        // every I-miss bit are zero.
+        let retired = ev.retired as u16;
+        if retired > 0 {
             if ce {
-                Self::gadd(&mut d, gm, Counter::Retired.idx(), 1);
+                Self::gadd(d, gm, Counter::Retired.idx(), retired as u64);
             }
-            if !c.fmt && self.imiss[id as usize] {
-                if ce {
+            // Position (0-based, in retire order) of the first I-miss-marked one.
+            let mut first_im = u16::MAX;
+            if !c.fmt {
+                for k in (0..retired).rev() {
+                    let id = c.rob_add(d.rob_head, k) as usize;
+                    if get_bit(&imiss.data, id) {
+                        first_im = k;
+                    }
+                }
+            }
+            let mut first_mp = u16::MAX;
+            for j in 0..plan.ret_rows as u16 {
+                let r = c.phys(c.padd(d.head, j));
+                if c.fmt && ce {
+                    let ic = rows.icnt[r];
+                    for (k, &v) in ic.iter().enumerate() {
+                        Self::gadd(d, gm, Counter::L1i.idx() + k, v as u64);
+                    }
+                }
+                if get_bit(&rows.mispredict.data, r) {
+                    if ce {
+                        let pen = rows.penalty[r] as u64;
+                        Self::gadd(d, gm, Counter::Bpred.idx(), pen);
+                    }
+                    if !get_bit(&rows.done.data, r) {
+                        d.refill_pending = true;
+                    }
+                    let pos = c.rob_sub(rows.rob_id[r], d.rob_head);
+                    first_mp = first_mp.min(pos);
+                }
+            }
+            d.head = c.padd(d.head, plan.ret_rows as u16);
+            if !c.fmt && (first_im != u16::MAX || first_mp != u16::MAX) {
+                if first_im <= first_mp && ce {
                     let sh = d.shared_i;
                     for (k, &v) in sh.iter().enumerate() {
-                        Self::gadd(&mut d, gm, Counter::L1i.idx() + k, v as u64);
+                        Self::gadd(d, gm, Counter::L1i.idx() + k, v as u64);
                     }
                 }
                 d.shared_i = [0; 3];
-                self.clear_imiss();
+                clear_imiss(imiss, c.rob_words);
             }
-            let r = self.phys(d.head);
-            if d.head != d.dtail && id == self.rows.rob_id[r] {
-                if c.fmt && ce {
-                    let ic = self.rows.icnt[r];
-                    for (k, &v) in ic.iter().enumerate() {
-                        Self::gadd(&mut d, gm, Counter::L1i.idx() + k, v as u64);
-                    }
-                }
-                if self.rows.mispredict[r] {
-                    if ce {
-                        let pen = self.rows.penalty[r] as u64;
-                        Self::gadd(&mut d, gm, Counter::Bpred.idx(), pen);
-                    }
-                    if !self.rows.done[r] {
-                        d.refill_pending = true;
-                    }
-                    if !c.fmt {
-                        d.shared_i = [0; 3];
-                        self.clear_imiss();
-                    }
-                }
-                d.head = self.padd(d.head, 1);
-            }
+            d.rob_head = c.rob_add(d.rob_head, retired);
+            d.rob_count -= retired;
         }
 
         // 4.3 Fetch, then frontend redirect.
         for _ in 0..ev.fetched_branches {
-            d.ftail = self.padd(d.ftail, 1);
-            self.rows.zero(self.phys(d.ftail));
+            d.ftail = c.padd(d.ftail, 1);
+            rows.zero(c.phys(d.ftail));
         }
         if ev.fe_redirect {
             d.ftail = d.ftail.wrapping_sub(ev.fe_squash as u16) & c.ptr_mask;
-            self.rows.zero(self.phys(d.ftail));
+            rows.zero(c.phys(d.ftail));
         }
 
         // 4.4 Dispatch.
@@ -638,28 +712,28 @@ impl Unit {
             let mut br = ev.dispatched_branches;
             while br != 0 {
                 let i = br.trailing_zeros() as u16;
-                let r = self.phys(d.dtail);
-                self.rows.rob_id[r] = self.rob_add(d.rob_tail, i);
-                d.dtail = self.padd(d.dtail, 1);
+                let r = c.phys(d.dtail);
+                rows.rob_id[r] = c.rob_add(d.rob_tail, i);
+                d.dtail = c.padd(d.dtail, 1);
                 br &= br - 1;
             }
             if !c.fmt {
                 let mut im = ev.dispatched_imiss;
                 while im != 0 {
                     let i = im.trailing_zeros() as u16;
-                    let id = self.rob_add(d.rob_tail, i) as usize;
-                    self.imiss.set(id, true);
+                    let id = c.rob_add(d.rob_tail, i) as usize;
+                    put_bit(&mut imiss.data, id, true);
                     im &= im - 1;
                 }
             }
-            d.rob_tail = self.rob_add(d.rob_tail, ev.dispatched as u16);
+            d.rob_tail = c.rob_add(d.rob_tail, ev.dispatched as u16);
             d.rob_count += ev.dispatched as u16;
             d.refilling = false;
             d.refill_pending = false;
             for w in 0..c.words {
-                let region = self.region_word(d.head, d.dtail, w);
-                let mp = self.rows.mispredict.as_raw_slice()[w];
-                self.rows.done.as_raw_mut_slice()[w] |= mp & region;
+                let region = c.region_word(d.head, d.dtail, w);
+                let mp = rows.mispredict.data[w];
+                rows.done.data[w] |= mp & region;
             }
         }
 
@@ -670,47 +744,45 @@ impl Unit {
             match ev.squash {
                 Squash::Mispredict(_) => {
                     let r = plan.squash_row as usize;
-                    self.rows.mispredict.set(r, true);
-                    self.rows.done.set(r, false);
+                    put_bit(&mut rows.mispredict.data, r, true);
+                    put_bit(&mut rows.done.data, r, false);
                     d.refilling = true;
-                    d.rob_count = self.rob_sub(x, d.rob_head) + 1;
-                    d.rob_tail = self.rob_add(x, 1);
+                    d.rob_count = c.rob_sub(x, d.rob_head) + 1;
+                    d.rob_tail = c.rob_add(x, 1);
                 }
                 _ => {
                     d.refilling = false;
-                    d.rob_count = self.rob_sub(x, d.rob_head);
+                    d.rob_count = c.rob_sub(x, d.rob_head);
                     d.rob_tail = x;
                 }
             }
-            d.dtail = self.padd(d.head, plan.squash_n);
+            d.dtail = c.padd(d.head, plan.squash_n as u16);
             d.ftail = d.dtail;
-            self.rows.zero(self.phys(d.ftail));
+            rows.zero(c.phys(d.ftail));
             if !c.fmt {
                 // Squashed ids: rob_tail .. rob_tail + (old_count - rob_count), circular.
                 let a = d.rob_tail as usize;
                 let len = (old_count - d.rob_count) as usize;
                 let e = c.rob_entries as usize;
                 if a + len <= e {
-                    self.imiss[a..a + len].fill(false);
+                    imiss[a..a + len].fill(false);
                 } else {
-                    self.imiss[a..e].fill(false);
-                    self.imiss[..a + len - e].fill(false);
+                    imiss[a..e].fill(false);
+                    imiss[..a + len - e].fill(false);
                 }
             }
         }
 
         d.saturated |= sat;
-        d.bundles += 1;
-        self.q = d;
     }
 
     /// Live rows `[head, ftail]` in age order: `(age, physical row, dispatched)`.
     fn live_rows(&self) -> impl Iterator<Item = (usize, usize, bool)> + '_ {
         let q = &self.q;
-        let nd = self.dist(q.dtail, q.head) as usize;
-        let n = self.dist(q.ftail, q.head) as usize + 1;
+        let nd = self.cfg.dist(q.dtail, q.head) as usize;
+        let n = self.cfg.dist(q.ftail, q.head) as usize + 1;
         (0..n).map(move |age| {
-            let r = self.phys(self.padd(q.head, age as u16));
+            let r = self.cfg.phys(self.cfg.padd(q.head, age as u16));
             (age, r, age < nd)
         })
     }
@@ -722,14 +794,17 @@ impl CounterUnit for Unit {
     }
 
     fn step(&mut self, ev: &CycleEvents) {
-        if self.q.error.is_some() {
+        if self.latch.error.is_some() {
             return;
         }
         match self.check(ev) {
-            Ok(plan) => self.apply(ev, plan),
+            Ok(plan) => {
+                self.apply(ev, plan);
+                self.latch.bundles += 1;
+            }
             Err((field, rule)) => {
-                self.q.error = Some(ProtocolError {
-                    bundle: self.q.bundles,
+                self.latch.error = Some(ProtocolError {
+                    bundle: self.latch.bundles,
                     field,
                     rule,
                 });
@@ -755,7 +830,7 @@ impl CounterUnit for Unit {
         }
         for w in 0..c.words {
             let mut m =
-                self.region_word(q.head, q.dtail, w) & self.rows.mispredict.as_raw_slice()[w];
+                self.cfg.region_word(q.head, q.dtail, w) & self.rows.mispredict.as_raw_slice()[w];
             while m != 0 {
                 let r = 64 * w + m.trailing_zeros() as usize;
                 pending.bpred += self.rows.penalty[r] as u64;
@@ -779,12 +854,12 @@ impl CounterUnit for Unit {
             rob_head: q.rob_head as u32,
             rob_count: q.rob_count as u32,
             rob_full: q.rob_count == c.rob_entries,
-            free_rows: (c.rows - 1 - self.dist(q.ftail, q.head)) as u32,
-            dispatched_rows: self.dist(q.dtail, q.head) as u32,
-            fetched_rows: self.dist(q.ftail, q.dtail) as u32,
+            free_rows: (c.rows - 1 - self.cfg.dist(q.ftail, q.head)) as u32,
+            dispatched_rows: self.cfg.dist(q.dtail, q.head) as u32,
+            fetched_rows: self.cfg.dist(q.ftail, q.dtail) as u32,
             refilling: q.refilling,
             refill_pending: q.refill_pending,
-            error: q.error,
+            error: self.latch.error,
             shared_i: q.shared_i,
             imiss_bits,
             pending,
