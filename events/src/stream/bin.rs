@@ -243,15 +243,12 @@ fn record_bad(r: &[u8; RECORD_SIZE]) -> u32 {
     let fs = r[7] as u32;
     let head = r[8] as u32;
     let kind = r[9] as u32;
-    let id = u16::from_le_bytes([r[10], r[11]]) as u32;
-    (flags >> 2)
-        | (fs >> 2)
-        | ((head + 2) >> 3)
-        | ((kind + 1) >> 2)
-        | ((kind == 0) & (id != 0)) as u32
+    let id = u16::from_le_bytes([r[10], r[11]]);
+    // flags and fetch_stall < 4, head < 6, kind < 3, no squash id without a kind.
+    ((flags | fs) >> 2) | ((head + 2) >> 3) | ((kind + 1) >> 2) | ((kind == 0) & (id != 0)) as u32
 }
 
-/// Build the bundle from a record; enum bits out of range are clamped (the caller
+/// Build the bundle from a record; enum codes out of range are clamped (the caller
 /// has checked them with [`record_bad`] and discards the result if they were bad).
 #[inline(always)]
 fn record_value(r: &[u8; RECORD_SIZE]) -> CycleEvents {
@@ -277,12 +274,12 @@ fn record_value(r: &[u8; RECORD_SIZE]) -> CycleEvents {
         },
         retired: r[5],
         head: match r[8] {
+            0 => HeadCause::None,
             1 => HeadCause::L1d,
             2 => HeadCause::L2d,
             3 => HeadCause::Dtlb,
             4 => HeadCause::Longlat,
-            5 => HeadCause::Other,
-            _ => HeadCause::None,
+            _ => HeadCause::Other,
         },
     }
 }
@@ -333,7 +330,7 @@ fn record_error(r: &[u8; RECORD_SIZE], offset: u64) -> StreamError {
 
 /// Decode up to `out.len()` whole records from `bytes`, stopping at the first bad one.
 /// Returns how many were decoded and, if it stopped early, the error.
-fn decode_inner(
+fn decode_inner<const COPY: bool>(
     bytes: &[u8],
     offset: u64,
     out: &mut [CycleEvents],
@@ -343,7 +340,19 @@ fn decode_inner(
     let out = &mut out[..n];
     let mut done = 0;
     for (rb, ob) in recs.chunks(BLOCK * RECORD_SIZE).zip(out.chunks_mut(BLOCK)) {
-        if decode_block(rb, ob) != 0 {
+        // Decoding from a copy in cache: the copy loads the block's cache lines all
+        // at once, where the decode loop alone, reading a large in-memory buffer,
+        // waits on them one by one (measured: twice as fast).
+        // `BinReader` decodes from its own buffer, which is in cache already.
+        let bad = if COPY {
+            let mut local = [0u8; BLOCK * RECORD_SIZE];
+            let local = &mut local[..rb.len()];
+            local.copy_from_slice(rb);
+            decode_block(local, ob)
+        } else {
+            decode_block(rb, ob)
+        };
+        if bad != 0 {
             for (i, r) in rb.chunks_exact(RECORD_SIZE).enumerate() {
                 let r: &[u8; RECORD_SIZE] = r.try_into().expect("chunks_exact");
                 if record_bad(r) != 0 {
@@ -380,7 +389,7 @@ pub fn decode_records(
     offset: u64,
     out: &mut [CycleEvents],
 ) -> Result<usize, StreamError> {
-    match decode_inner(bytes, offset, out) {
+    match decode_inner::<true>(bytes, offset, out) {
         (n, None) => Ok(n),
         (_, Some(e)) => Err(e),
     }
@@ -535,7 +544,7 @@ impl<R: Read> BinReader<R> {
                 size: RECORD_SIZE as u64,
             });
         }
-        let (n, err) = decode_inner(&self.buf[self.start..self.end], self.offset, out);
+        let (n, err) = decode_inner::<false>(&self.buf[self.start..self.end], self.offset, out);
         self.start += n * RECORD_SIZE;
         self.offset += (n * RECORD_SIZE) as u64;
         if let Some(e) = err {

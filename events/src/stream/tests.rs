@@ -901,3 +901,15 @@ fn readers_report_io_errors() {
     assert!(matches!(r.next(), Some(Err(StreamError::Io { .. }))));
     assert!(r.next().is_none());
 }
+
+#[test]
+fn the_documented_jsonl_example_reads() {
+    let doc = include_str!("../../../docs/event-stream.md");
+    let start = doc.find("```text\n{\"format\"").expect("example block") + "```text\n".len();
+    let len = doc[start..].find("```").unwrap();
+    let (p, evs) = read_jsonl_all(&doc.as_bytes()[start..start + len]).unwrap();
+    assert_eq!(p, Params::default());
+    assert_eq!(evs.len(), 6);
+    assert_eq!(evs[3].squash, Squash::Mispredict(0));
+    assert_eq!(evs[4].fetch_stall, FetchStall::L1i);
+}
