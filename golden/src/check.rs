@@ -59,15 +59,18 @@ impl Unit {
         // 6. More fetched branches than free rows once this cycle's retirement
         //    has released the rows of the branches it commits.
         let end = self.rob_head_seq + retired as u64;
-        let committing = self
-            .branches
-            .iter()
-            .take(self.n_disp)
-            .take_while(|b| b.seq < end)
-            .count();
-        let live_after = (self.branches.len() - committing) as u32;
-        if fetched > p.fmt_rows - 1 - live_after {
-            return Err((Field::FetchedBranches, 6));
+        let live = self.branches.len() as u32;
+        if fetched > p.fmt_rows - 1 - live {
+            // Only then does it matter which rows this cycle's retirement frees.
+            let committing = self
+                .branches
+                .iter()
+                .take(self.n_disp)
+                .take_while(|b| b.seq < end)
+                .count() as u32;
+            if fetched > p.fmt_rows - 1 - (live - committing) {
+                return Err((Field::FetchedBranches, 6));
+            }
         }
 
         // 7. Dispatching more branches than were fetched in earlier cycles and

@@ -36,13 +36,20 @@ pub(crate) struct Stamp {
     pub refill: u64,
 }
 
+impl Stamp {
+    /// The readings a penalty clock can take at this moment, by `Branch::clock`
+    /// (the fourth is padding so that an index `& 3` needs no bounds check).
+    #[inline]
+    fn clocks(&self) -> [u64; 4] {
+        [0, self.open, self.refill, 0]
+    }
+}
+
 /// An in-flight branch: a row of the table, described by what happened to it when.
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct Branch {
     /// Cycle its fetch completed.
     pub fetched_at: u64,
-    /// FMT: raw I-stall cycles (l1i, l2i, itlb) of its basic block, fixed at fetch.
-    pub imiss: [u64; 3],
     /// ROB sequence number once dispatched; `u64::MAX` while only fetched (so the
     /// whole queue is sorted by `seq`).
     pub seq: u64,
@@ -51,7 +58,21 @@ pub(crate) struct Branch {
     pub resolved: Option<Stamp>,
     /// First dispatch after it was found mispredicted (its correct path arrived).
     pub done: Option<Stamp>,
+    /// The row as seen from outside, but for `penalty`: these fields change only
+    /// at the events above. FMT's I-stall cycles of its basic block are fixed (and
+    /// saturated) at its fetch.
+    pub row: RowView,
+    /// The penalty as a clock reading, for cheap reads: `penalty_raw(now) ==
+    /// [0, now.open, now.refill][clock] - offset` (wrapping), re-derived from the
+    /// stamps at each event (checked against [`Branch::penalty_raw`] in debug builds).
+    pub clock: usize,
+    pub offset: u64,
 }
+
+/// `Branch::clock` values.
+const STOPPED: usize = 0;
+const OPEN: usize = 1;
+const REFILL: usize = 2;
 
 impl Branch {
     /// The raw (unsaturated) penalty at moment `now`: the open cycles since its
@@ -64,6 +85,31 @@ impl Branch {
             None => now.open - d.open,
             Some(r) => (r.open - d.open) + (self.done.unwrap_or(now).refill - r.refill),
         }
+    }
+
+    /// FMT: the saturated I-stall cycles of kind `k` (0 l1i, 1 l2i, 2 itlb).
+    #[inline]
+    fn imiss(&self, k: usize) -> u64 {
+        [self.row.l1i, self.row.l2i, self.row.itlb][k] as u64
+    }
+
+    /// The same as `penalty_raw`, read from the clock.
+    #[inline]
+    pub fn penalty_fast(&self, now: Stamp) -> u64 {
+        let v = now.clocks()[self.clock & 3].wrapping_sub(self.offset);
+        debug_assert_eq!(v, self.penalty_raw(now), "{self:?}");
+        v
+    }
+
+    /// Set the clock from the stamps after an event at moment `now`.
+    fn set_clock(&mut self, now: Stamp) {
+        let pen = self.penalty_raw(now);
+        self.clock = match (self.dispatched, self.resolved, self.done) {
+            (Some(_), None, _) => OPEN,
+            (Some(_), Some(_), None) => REFILL,
+            _ => STOPPED,
+        };
+        self.offset = now.clocks()[self.clock].wrapping_sub(pen);
     }
 }
 
@@ -97,6 +143,8 @@ pub struct Unit {
     pub(crate) rob_count: u32,
     /// sFMT: sequence numbers of the live instructions with an I-miss bit, ascending.
     marks: VecDeque<u64>,
+    /// sFMT: the same marks by ROB id, for O(1) `imiss_bit` queries.
+    marked: Vec<bool>,
 
     // --- branches ---
     /// Live branches, oldest first: `n_disp` dispatched ones, then fetched ones.
@@ -147,6 +195,7 @@ impl Unit {
             rob_head_seq: 0,
             rob_count: 0,
             marks: VecDeque::with_capacity(params.rob_entries as usize),
+            marked: vec![false; params.rob_entries as usize],
             branches: VecDeque::with_capacity(params.fmt_rows as usize),
             n_disp: 0,
             first_growing: 0,
@@ -165,11 +214,14 @@ impl Unit {
     /// Back to the reset state (same parameters; keeps its allocations).
     pub fn reset(&mut self) {
         let mut marks = std::mem::take(&mut self.marks);
+        let mut marked = std::mem::take(&mut self.marked);
         let mut branches = std::mem::take(&mut self.branches);
         marks.clear();
+        marked.fill(false);
         branches.clear();
         *self = Unit::new(self.p).expect("parameters were validated at construction");
         self.marks = marks;
+        self.marked = marked;
         self.branches = branches;
     }
 
@@ -240,7 +292,9 @@ impl Unit {
     fn clear_shared(&mut self) {
         self.shared_open
             .copy_from_slice(&self.pre.shared_by_stall[1..]);
-        self.marks.clear();
+        for s in self.marks.drain(..) {
+            self.marked[(s % self.p.rob_entries as u64) as usize] = false;
+        }
     }
 
     /// The dispatched branch found mispredicted whose correct path has not arrived
@@ -253,22 +307,21 @@ impl Unit {
         (b.resolved.is_some() && b.done.is_none()).then_some(b)
     }
 
-    /// The unbounded total of a global counter.
-    fn total(&self, c: Counter) -> u128 {
-        match c {
-            Counter::Cycles => self.pre.counted as u128,
-            Counter::L1d | Counter::L2d | Counter::Dtlb | Counter::Longlat => {
-                // HeadCause encodings 1..=4 are l1d, l2d, dtlb, longlat.
-                self.pre.full_by_head[c.idx() - Counter::L1d.idx() + 1] as u128
-            }
-            Counter::Bpred => {
-                let live = self
-                    .refill_from
-                    .map_or(0, |r| (self.now().refill - r.refill) as u128);
-                self.charged[c.idx()] + live
-            }
-            _ => self.charged[c.idx()],
+    /// The unbounded totals of the global counters, in `Counter` order.
+    fn totals(&self) -> [u128; NUM_COUNTERS] {
+        let mut t = self.charged;
+        t[Counter::Cycles.idx()] = self.pre.counted as u128;
+        // HeadCause encodings 1..=4 are l1d, l2d, dtlb, longlat.
+        for (k, c) in [Counter::L1d, Counter::L2d, Counter::Dtlb, Counter::Longlat]
+            .into_iter()
+            .enumerate()
+        {
+            t[c.idx()] = self.pre.full_by_head[k + 1] as u128;
         }
+        if let Some(r) = self.refill_from {
+            t[Counter::Bpred.idx()] += (self.now().refill - r.refill) as u128;
+        }
+        t
     }
 
     fn advance_first_growing(&mut self) {
@@ -282,7 +335,7 @@ impl Unit {
         while self.branches.len() > keep {
             let b = self.branches.pop_back().expect("len > keep >= 0");
             for k in 0..3 {
-                self.queued_imiss[k] -= self.sat(b.imiss[k]);
+                self.queued_imiss[k] -= b.imiss(k);
             }
             if b.done.is_some() {
                 self.done_penalty -= self.sat(b.penalty_raw(self.now()));
@@ -321,7 +374,7 @@ impl Unit {
     fn local_exceeded(&self) -> bool {
         let max = self.local_max;
         if let Some(b) = self.branches.get(self.first_growing) {
-            if self.first_growing < self.n_disp && b.penalty_raw(self.now()) > max {
+            if self.first_growing < self.n_disp && b.penalty_fast(self.now()) > max {
                 return true;
             }
         }
@@ -379,7 +432,7 @@ impl Unit {
         }
         let now = self.now();
         for (k, c) in I_COUNTERS.iter().enumerate() {
-            let v = self.sat(b.imiss[k]);
+            let v = b.imiss(k);
             self.queued_imiss[k] -= v;
             if ce && !self.sfmt {
                 self.charged[c.idx()] += v as u128;
@@ -411,16 +464,24 @@ impl Unit {
             } else {
                 [0; 3]
             };
+            let imiss = imiss.map(|v| self.sat(v));
             for (k, q) in self.queued_imiss.iter_mut().enumerate() {
-                *q += imiss[k].min(self.local_max);
+                *q += imiss[k];
             }
             self.branches.push_back(Branch {
                 fetched_at: self.t,
-                imiss,
                 seq: u64::MAX,
                 dispatched: None,
                 resolved: None,
                 done: None,
+                row: RowView {
+                    l1i: imiss[0] as u32,
+                    l2i: imiss[1] as u32,
+                    itlb: imiss[2] as u32,
+                    ..RowView::default()
+                },
+                clock: STOPPED,
+                offset: 0,
             });
             self.restart_block();
         }
@@ -439,7 +500,10 @@ impl Unit {
         let now = self.now();
         if self.awaiting().is_some() {
             let i = self.n_disp - 1;
-            self.branches[i].done = Some(now);
+            let b = &mut self.branches[i];
+            b.done = Some(now);
+            b.row.done = true;
+            b.set_clock(now);
             self.done_penalty += self.sat(self.branches[i].penalty_raw(now));
         }
         let tail = self.rob_head_seq + self.rob_count as u64;
@@ -448,13 +512,18 @@ impl Unit {
             let b = &mut self.branches[self.n_disp];
             b.seq = tail + mask.trailing_zeros() as u64;
             b.dispatched = Some(now);
+            b.row.dispatched = true;
+            b.row.rob_id = (b.seq % self.p.rob_entries as u64) as u16;
+            b.set_clock(now);
             self.n_disp += 1;
             mask &= mask - 1;
         }
         if self.sfmt {
             let mut mask = ev.dispatched_imiss;
             while mask != 0 {
-                self.marks.push_back(tail + mask.trailing_zeros() as u64);
+                let seq = tail + mask.trailing_zeros() as u64;
+                self.marks.push_back(seq);
+                self.marked[(seq % self.p.rob_entries as u64) as usize] = true;
                 mask &= mask - 1;
             }
         }
@@ -479,15 +548,20 @@ impl Unit {
         if keep_x {
             debug_assert!(older < self.n_disp && self.branches[older].seq == seq);
             self.drop_younger(older + 1);
-            self.branches[older].resolved = Some(self.now());
+            let now = self.now();
+            let b = &mut self.branches[older];
+            b.resolved = Some(now);
+            b.row.mispredict = true;
+            b.set_clock(now);
             self.refilling = true;
         } else {
             self.drop_younger(older);
             self.refilling = false;
         }
         self.rob_count = (kept_rob - self.rob_head_seq) as u32;
-        while self.marks.back().is_some_and(|&s| s >= kept_rob) {
+        while let Some(&s) = self.marks.back().filter(|&&s| s >= kept_rob) {
             self.marks.pop_back();
+            self.marked[(s % self.p.rob_entries as u64) as usize] = false;
         }
         self.restart_block();
     }
@@ -523,10 +597,9 @@ impl CounterUnit for Unit {
 
     fn view(&self) -> UnitView {
         let mut counters = Counters::default();
-        for c in Counter::ALL {
-            let total = self.total(c);
-            counters.value[c.idx()] = (total & self.global_mask) as u64;
-            counters.overflow |= ((total > self.global_mask) as u16) << c.idx();
+        for (i, total) in self.totals().into_iter().enumerate() {
+            counters.value[i] = (total & self.global_mask) as u64;
+            counters.overflow |= ((total > self.global_mask) as u16) << i;
         }
         let (shared, pending_i) = if self.sfmt {
             let s = self.shared_raw().map(|v| self.sat(v));
@@ -545,7 +618,7 @@ impl CounterUnit for Unit {
         };
         let awaiting = self
             .awaiting()
-            .map_or(0, |b| self.sat(b.penalty_raw(self.now())));
+            .map_or(0, |b| self.sat(b.penalty_fast(self.now())));
         let live = self.branches.len() as u32;
         UnitView {
             counters,
@@ -572,33 +645,22 @@ impl CounterUnit for Unit {
 
     fn for_each_row(&self, f: &mut dyn FnMut(usize, RowView)) {
         let now = self.now();
-        let n = self.p.rob_entries as u64;
-        let fmt = !self.sfmt;
+        let clocks = now.clocks();
         for (age, b) in self.branches.iter().enumerate() {
-            let dispatched = age < self.n_disp;
-            let i = if fmt {
-                b.imiss.map(|v| self.sat(v) as u32)
-            } else {
-                [0; 3]
-            };
+            let raw = clocks[b.clock & 3].wrapping_sub(b.offset);
+            debug_assert_eq!(raw, b.penalty_raw(now), "{b:?}");
             f(
                 age,
                 RowView {
-                    dispatched,
-                    rob_id: if dispatched { (b.seq % n) as u16 } else { 0 },
-                    penalty: self.sat(b.penalty_raw(now)) as u32,
-                    mispredict: b.resolved.is_some(),
-                    done: b.done.is_some(),
-                    l1i: i[0],
-                    l2i: i[1],
-                    itlb: i[2],
+                    penalty: raw.min(self.local_max) as u32,
+                    ..b.row
                 },
             );
         }
-        let a = if fmt {
-            self.acc_raw().map(|v| self.sat(v) as u32)
-        } else {
+        let a = if self.sfmt {
             [0; 3]
+        } else {
+            self.acc_raw().map(|v| self.sat(v) as u32)
         };
         f(
             self.branches.len(),
@@ -612,10 +674,6 @@ impl CounterUnit for Unit {
     }
 
     fn imiss_bit(&self, rob_id: u16) -> bool {
-        if (rob_id as u32) >= self.p.rob_entries {
-            return false;
-        }
-        let seq = self.seq_of(self.rob_head_seq, rob_id);
-        seq < self.rob_head_seq + self.rob_count as u64 && self.marks.binary_search(&seq).is_ok()
+        self.marked.get(rob_id as usize).copied().unwrap_or(false)
     }
 }
