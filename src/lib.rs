@@ -5,6 +5,8 @@
 //! Model logic lives in the crates below (`events`, `hw`, `golden`, `sim`); this
 //! crate only wires them together.
 
+pub mod bench;
 pub mod check;
 pub mod report;
+pub mod scenarios;
 pub mod vcdcheck;

@@ -1,1 +1,359 @@
-fn main() {}
+//! `cpistack`: the FMT/sFMT CPI-stack counter unit, its golden model, lock-step
+//! checking, stream tools and benchmarks.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+
+use cpistack::check::LockStep;
+use cpistack::report::StackReport;
+use events::gen::{GenConfig, Generator};
+use events::{CounterUnit, CycleEvents, Params, Variant};
+
+/// FMT/sFMT performance-counter unit: accurate CPI stacks on an out-of-order core.
+///
+/// The bit-accurate model (`hw`) and an independent behavioural model (`golden`)
+/// of the counter unit, checked against each other every cycle.
+#[derive(Parser)]
+#[command(name = "cpistack", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Lock-step run of a random legal stream through `hw` and `golden`.
+    ///
+    /// Exits 0 only if both models agreed on every visible field every cycle;
+    /// prints the final counters and the CPI stack of each variant.
+    Check(CheckArgs),
+    /// Write a random legal stream to a file.
+    Gen(GenArgs),
+    /// Drive the unit from a stream file and print its counters and CPI stack.
+    Replay(ReplayArgs),
+    /// Storage bits of each structure of the unit.
+    Cost(CostArgs),
+    /// Throughput figures (run it in release mode: `make bench`).
+    Bench(BenchArgs),
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+enum VariantSel {
+    Fmt,
+    Sfmt,
+    Both,
+}
+
+impl VariantSel {
+    fn list(self) -> Vec<Variant> {
+        match self {
+            VariantSel::Fmt => vec![Variant::Fmt],
+            VariantSel::Sfmt => vec![Variant::Sfmt],
+            VariantSel::Both => vec![Variant::Fmt, Variant::Sfmt],
+        }
+    }
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+enum Mix {
+    /// About one branch in six instructions, a misprediction every ~100
+    /// instructions, I-miss and ROB-full episodes (the benchmark mix).
+    Realistic,
+    /// Everything often: redirects, flushes, saturation, counting toggles.
+    Stress,
+}
+
+impl Mix {
+    fn config(self) -> GenConfig {
+        match self {
+            Mix::Realistic => GenConfig::realistic(),
+            Mix::Stress => GenConfig::stress(),
+        }
+    }
+}
+
+#[derive(clap::Args)]
+struct ParamArgs {
+    /// Override a unit parameter, e.g. `--set fmt_rows=4 --set local_bits=3`
+    /// (rob_entries, fmt_rows, local_bits, global_bits, fetch_width,
+    /// dispatch_width, retire_width).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+}
+
+impl ParamArgs {
+    fn apply(&self, mut p: Params) -> Result<Params> {
+        for kv in &self.set {
+            let (k, v) = kv
+                .split_once('=')
+                .with_context(|| format!("--set `{kv}`: expected NAME=VALUE"))?;
+            p.set(k.trim(), v.trim())
+                .map_err(|e| anyhow::anyhow!("--set `{kv}`: {e}"))?;
+        }
+        p.validate()?;
+        Ok(p)
+    }
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// Use a random legal stream (the only source `check` has).
+    #[arg(long, required = true)]
+    random: bool,
+    /// Seed of the random stream.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Number of cycles to run.
+    #[arg(long, default_value_t = 100_000)]
+    cycles: u64,
+    /// Which variant(s) to check.
+    #[arg(long, value_enum, default_value_t = VariantSel::Both)]
+    variant: VariantSel,
+    /// Stimulus mix.
+    #[arg(long, value_enum, default_value_t = Mix::Realistic)]
+    mix: Mix,
+    #[command(flatten)]
+    params: ParamArgs,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Jsonl,
+    Bin,
+}
+
+#[derive(clap::Args)]
+struct GenArgs {
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value_t = 10_000)]
+    cycles: u64,
+    /// Output file.
+    #[arg(short = 'o', long = "output")]
+    output: PathBuf,
+    /// File format (default: by suffix, `.jsonl` or else binary).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Stimulus mix.
+    #[arg(long, value_enum, default_value_t = Mix::Realistic)]
+    mix: Mix,
+    /// Variant written in the header (the stream itself is legal for both).
+    #[arg(long, value_enum, default_value_t = VariantSel::Fmt)]
+    variant: VariantSel,
+    #[command(flatten)]
+    params: ParamArgs,
+}
+
+#[derive(clap::Args)]
+struct ReplayArgs {
+    /// Stream file (JSON Lines or binary; detected from its content).
+    file: PathBuf,
+    /// Variant(s) to drive (default: the one in the file's header).
+    #[arg(long, value_enum)]
+    variant: Option<VariantSel>,
+    /// Also run the golden model in lock step and compare every cycle.
+    #[arg(long)]
+    check: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct CostArgs {
+    #[arg(long, value_enum, default_value_t = VariantSel::Both)]
+    variant: VariantSel,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    params: ParamArgs,
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// Cycles in the in-memory stream.
+    #[arg(long, default_value_t = 10_000_000)]
+    cycles: usize,
+    /// Repetitions (the best is reported).
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match &cli.cmd {
+        Cmd::Check(a) => cmd_check(a),
+        Cmd::Gen(a) => cmd_gen(a),
+        Cmd::Replay(a) => cmd_replay(a),
+        Cmd::Cost(a) => cmd_cost(a),
+        Cmd::Bench(a) => cmd_bench(a),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn cmd_check(a: &CheckArgs) -> Result<()> {
+    debug_assert!(a.random);
+    let base = a.params.apply(Params::default())?;
+    for v in a.variant.list() {
+        let p = base.with_variant(v);
+        let mut ls = LockStep::new(p)?.with_seed(a.seed);
+        let gen = Generator::new(p, a.mix.config(), a.seed);
+        for ev in gen.take(a.cycles as usize) {
+            if let Err(m) = ls.step(&ev) {
+                bail!("{m}");
+            }
+        }
+        if let Some(e) = ls.hw().view().error {
+            bail!("the random stream broke the protocol (a generator bug): {e}");
+        }
+        println!(
+            "{}: hw and golden agreed on every field for {} cycles (seed {})",
+            v, a.cycles, a.seed
+        );
+        print!("{}", StackReport::from_unit(ls.hw()).text());
+    }
+    Ok(())
+}
+
+fn cmd_gen(a: &GenArgs) -> Result<()> {
+    let v = match a.variant {
+        VariantSel::Sfmt => Variant::Sfmt,
+        _ => Variant::Fmt,
+    };
+    let p = a.params.apply(Params::default())?.with_variant(v);
+    let fmt = match a.format {
+        Some(Format::Jsonl) => events::stream::Format::Jsonl,
+        Some(Format::Bin) => events::stream::Format::Bin,
+        None => events::stream::Format::from_path(&a.output).unwrap_or(events::stream::Format::Bin),
+    };
+    let mut w = events::stream::create(&a.output, fmt, &p)
+        .with_context(|| format!("creating {}", a.output.display()))?;
+    for ev in Generator::new(p, a.mix.config(), a.seed).take(a.cycles as usize) {
+        w.write(&ev)?;
+    }
+    w.finish()?;
+    eprintln!(
+        "wrote {} cycles (seed {}) to {}",
+        a.cycles,
+        a.seed,
+        a.output.display()
+    );
+    Ok(())
+}
+
+/// A unit driven by a replay: plain `hw`, or `hw` and `golden` in lock step.
+enum Driven {
+    Plain(Box<hw::Unit>),
+    Checked(Box<LockStep>),
+}
+
+impl Driven {
+    fn hw(&self) -> &hw::Unit {
+        match self {
+            Driven::Plain(u) => u,
+            Driven::Checked(l) => l.hw(),
+        }
+    }
+}
+
+fn cmd_replay(a: &ReplayArgs) -> Result<()> {
+    let (fp, stream) = events::stream::open(&a.file)?;
+    let variants = match a.variant {
+        Some(v) => v.list(),
+        None => vec![fp.variant],
+    };
+    let mut units = variants
+        .iter()
+        .map(|&v| {
+            let p = fp.with_variant(v);
+            Ok(if a.check {
+                Driven::Checked(Box::new(LockStep::new(p)?))
+            } else {
+                Driven::Plain(Box::new(hw::Unit::new(p)?))
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut n: u64 = 0;
+    for ev in stream {
+        let ev: CycleEvents = ev.with_context(|| format!("reading {}", a.file.display()))?;
+        for u in units.iter_mut() {
+            match u {
+                Driven::Plain(h) => h.step(&ev),
+                Driven::Checked(l) => l.step(&ev).map_err(|m| anyhow::anyhow!("{m}"))?,
+            }
+            if let Some(e) = u.hw().view().error {
+                bail!("{}: {e}", a.file.display());
+            }
+        }
+        n += 1;
+    }
+    let reports: Vec<StackReport> = units
+        .iter()
+        .map(|u| StackReport::from_unit(u.hw()))
+        .collect();
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "file": a.file.display().to_string(),
+                "cycles_replayed": n,
+                "checked": a.check,
+                "units": reports,
+            }))?
+        );
+    } else {
+        println!("{}: {} cycles replayed", a.file.display(), n);
+        if a.check {
+            println!("hw and golden agreed on every field every cycle");
+        }
+        for r in &reports {
+            print!("{}", r.text());
+        }
+    }
+    Ok(())
+}
+
+fn cmd_cost(a: &CostArgs) -> Result<()> {
+    let base = a.params.apply(Params::default())?;
+    let costs: Vec<_> = a
+        .variant
+        .list()
+        .into_iter()
+        .map(|v| hw::cost(&base.with_variant(v)))
+        .collect();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&costs)?);
+    } else {
+        for c in &costs {
+            print!("{c}");
+        }
+    }
+    Ok(())
+}
+
+fn cmd_bench(a: &BenchArgs) -> Result<()> {
+    if cfg!(debug_assertions) {
+        eprintln!("warning: a debug build; run `make bench` (release) for real figures");
+    }
+    let mut figs = cpistack::bench::Figures::default();
+    cpistack::bench::unit_figures(a.cycles, a.reps, &mut figs)?;
+    if a.json {
+        println!("{}", serde_json::to_string(&figs.json())?);
+    } else {
+        print!("{}", figs.text());
+    }
+    Ok(())
+}
