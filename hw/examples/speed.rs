@@ -16,7 +16,7 @@ impl Rng {
         z ^ (z >> 31)
     }
     fn one_in(&mut self, n: u64) -> bool {
-        self.next() % n == 0
+        self.next().is_multiple_of(n)
     }
 }
 

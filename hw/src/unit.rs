@@ -274,8 +274,8 @@ impl Cfg {
 
     /// Word `w` of the mask of rows in `[from, to)` (pointers, circular).
     #[inline(always)]
-    fn region_word(&self, from: u16, to: u16, w: usize) -> u64 {
-        if self.words == 1 {
+    fn region_word<const W: usize>(&self, from: u16, to: u16, w: usize) -> u64 {
+        if W == 1 {
             // At most 64 rows: a rotate inside `rows` bits. `len < rows`.
             let len = self.dist(to, from) as u32;
             let s = self.phys(from) as u32;
@@ -522,44 +522,76 @@ impl Unit {
         let mut squash_n = 0u16;
         let mut squash_row = 0u16;
         if ev.squash != Squash::None {
-            let x = ev.squash.id();
-            if x >= c.rob_entries {
-                return Err((Field::Squash, 9));
-            }
-            let age_x = self.cfg.rob_sub(x, rob_head1);
-            if age_x >= count1 {
-                return Err((Field::Squash, 9));
-            }
-            // Dispatched rows of S that stay, oldest first; their ROB ages rise.
-            let mut p = head1;
-            let mut n = 0u16;
-            let mut found = false;
-            while p != s.dtail {
-                let r = self.cfg.phys(p);
-                let age = self.cfg.rob_sub(self.rows.rob_id[r], rob_head1);
-                if age >= age_x {
-                    found = age == age_x;
-                    squash_row = r as u16;
-                    break;
-                }
-                n += 1;
-                p = self.cfg.padd(p, 1);
-            }
-            match ev.squash {
-                Squash::Mispredict(_) => {
-                    if !found || get_bit(&self.rows.mispredict.data, squash_row as usize) {
-                        return Err((Field::Squash, 9));
-                    }
-                    squash_n = n + 1;
-                }
-                _ => squash_n = n,
-            }
+            (squash_n, squash_row) = self.check_squash(ev.squash, head1, rob_head1, count1)?;
         }
         Ok(Plan {
             ret_rows: ret_rows as u32,
             squash_n: squash_n as u32,
             squash_row: squash_row as u32,
         })
+    }
+
+    /// Rule 9 and the row search of 4.5 (squash cycles only): returns `n` and
+    /// the physical row of a mispredicted branch.
+    #[cold]
+    #[inline(never)]
+    fn check_squash(
+        &self,
+        squash: Squash,
+        head1: u16,
+        rob_head1: u16,
+        count1: u16,
+    ) -> Result<(u16, u16), (Field, u8)> {
+        let c = &self.cfg;
+        let s = &self.q;
+        let mut squash_row = 0u16;
+        let x = squash.id();
+        if x >= c.rob_entries {
+            return Err((Field::Squash, 9));
+        }
+        let age_x = c.rob_sub(x, rob_head1);
+        if age_x >= count1 {
+            return Err((Field::Squash, 9));
+        }
+        // Dispatched rows of S that stay, oldest first; their ROB ages rise.
+        let mut p = head1;
+        let mut n = 0u16;
+        let mut found = false;
+        while p != s.dtail {
+            let r = c.phys(p);
+            let age = c.rob_sub(self.rows.rob_id[r], rob_head1);
+            if age >= age_x {
+                found = age == age_x;
+                squash_row = r as u16;
+                break;
+            }
+            n += 1;
+            p = c.padd(p, 1);
+        }
+        match squash {
+            Squash::Mispredict(_) => {
+                if !found || get_bit(&self.rows.mispredict.data, squash_row as usize) {
+                    return Err((Field::Squash, 9));
+                }
+                Ok((n + 1, squash_row))
+            }
+            _ => Ok((n, squash_row)),
+        }
+    }
+
+    /// sFMT at a clearing commit: add the shared I-counters to the globals if
+    /// `charge`, then clear them and every I-miss bit.
+    #[cold]
+    #[inline(never)]
+    fn sfmt_clear(d: &mut Regs, imiss: &mut RobBits, c: &Cfg, charge: bool) {
+        if charge {
+            let sh = d.shared_i;
+            for (k, &v) in sh.iter().enumerate() {
+                Self::gadd(d, c.gmask, Counter::L1i.idx() + k, v as u64);
+            }
+        }
+        d.shared_i = [0; 3];
+        clear_imiss(imiss, c.rob_words);
     }
 
     /// Saturating local increment; returns whether the count was lost.
@@ -581,8 +613,8 @@ impl Unit {
 
     /// The next state for a legal bundle (spec 4.1-4.5), written in place
     /// (see the module doc for why this is the pure next-state function).
-    fn apply(&mut self, ev: &CycleEvents, plan: Plan) {
-        let c = self.cfg;
+    fn apply<const W: usize, const FMT: bool>(&mut self, ev: &CycleEvents, plan: Plan) {
+        let c = &self.cfg;
         let d = &mut self.q;
         let rows = &mut *self.rows;
         let imiss = &mut *self.imiss;
@@ -612,7 +644,7 @@ impl Unit {
                 }
             } else {
                 if stall {
-                    if c.fmt {
+                    if FMT {
                         let r = c.phys(d.ftail);
                         sat |= Self::bump(&mut rows.icnt[r][stall_kind - 1], c.local_max);
                     } else if !d.refilling {
@@ -620,20 +652,28 @@ impl Unit {
                     }
                 }
                 // Penalty of every dispatched row not done (FMT stall: not mispredicted).
-                let keep_mp = if c.fmt && stall { 0 } else { u64::MAX };
-                for w in 0..c.words {
-                    let region = c.region_word(d.head, d.dtail, w);
+                let keep_mp = if FMT && stall { 0 } else { u64::MAX };
+                for w in 0..W {
+                    let region = c.region_word::<W>(d.head, d.dtail, w);
                     let done = rows.done.data[w];
                     let mp = rows.mispredict.data[w];
                     let mut m = region & !done & (keep_mp | !mp);
-                    let pen = &mut rows.penalty[64 * w..];
+                    let pen: &mut [u32; 64] = (&mut rows.penalty[64 * w..64 * w + 64])
+                        .try_into()
+                        .expect("64 rows per word");
+                    let max = c.local_max;
+                    let mut lost = 0u32;
                     while m != 0 {
-                        let r = m.trailing_zeros() as usize;
-                        sat |= Self::bump(&mut pen[r], c.local_max);
+                        let r = (m.trailing_zeros() & 63) as usize;
+                        let p = pen[r];
+                        let at_max = (p == max) as u32;
+                        pen[r] = p + (at_max ^ 1);
+                        lost |= at_max;
                         m &= m - 1;
                     }
+                    sat |= lost != 0;
                 }
-                if d.refill_pending && !(c.fmt && stall) {
+                if d.refill_pending && !(FMT && stall) {
                     Self::gadd(d, gm, Counter::Bpred.idx(), 1);
                 }
             }
@@ -653,7 +693,7 @@ impl Unit {
             }
             // Position (0-based, in retire order) of the first I-miss-marked one.
             let mut first_im = u16::MAX;
-            if !c.fmt {
+            if !FMT {
                 for k in (0..retired).rev() {
                     let id = c.rob_add(d.rob_head, k) as usize;
                     if get_bit(&imiss.data, id) {
@@ -664,7 +704,7 @@ impl Unit {
             let mut first_mp = u16::MAX;
             for j in 0..plan.ret_rows as u16 {
                 let r = c.phys(c.padd(d.head, j));
-                if c.fmt && ce {
+                if FMT && ce {
                     let ic = rows.icnt[r];
                     for (k, &v) in ic.iter().enumerate() {
                         Self::gadd(d, gm, Counter::L1i.idx() + k, v as u64);
@@ -683,15 +723,8 @@ impl Unit {
                 }
             }
             d.head = c.padd(d.head, plan.ret_rows as u16);
-            if !c.fmt && (first_im != u16::MAX || first_mp != u16::MAX) {
-                if first_im <= first_mp && ce {
-                    let sh = d.shared_i;
-                    for (k, &v) in sh.iter().enumerate() {
-                        Self::gadd(d, gm, Counter::L1i.idx() + k, v as u64);
-                    }
-                }
-                d.shared_i = [0; 3];
-                clear_imiss(imiss, c.rob_words);
+            if !FMT && (first_im != u16::MAX || first_mp != u16::MAX) {
+                Self::sfmt_clear(d, imiss, c, ce && first_im <= first_mp);
             }
             d.rob_head = c.rob_add(d.rob_head, retired);
             d.rob_count -= retired;
@@ -717,7 +750,7 @@ impl Unit {
                 d.dtail = c.padd(d.dtail, 1);
                 br &= br - 1;
             }
-            if !c.fmt {
+            if !FMT {
                 let mut im = ev.dispatched_imiss;
                 while im != 0 {
                     let i = im.trailing_zeros() as u16;
@@ -730,50 +763,60 @@ impl Unit {
             d.rob_count += ev.dispatched as u16;
             d.refilling = false;
             d.refill_pending = false;
-            for w in 0..c.words {
-                let region = c.region_word(d.head, d.dtail, w);
+            for w in 0..W {
+                let region = c.region_word::<W>(d.head, d.dtail, w);
                 let mp = rows.mispredict.data[w];
                 rows.done.data[w] |= mp & region;
             }
         }
 
+        d.saturated |= sat;
         // 4.5 Squash.
         if ev.squash != Squash::None {
-            let x = ev.squash.id();
-            let old_count = d.rob_count;
-            match ev.squash {
-                Squash::Mispredict(_) => {
-                    let r = plan.squash_row as usize;
-                    put_bit(&mut rows.mispredict.data, r, true);
-                    put_bit(&mut rows.done.data, r, false);
-                    d.refilling = true;
-                    d.rob_count = c.rob_sub(x, d.rob_head) + 1;
-                    d.rob_tail = c.rob_add(x, 1);
-                }
-                _ => {
-                    d.refilling = false;
-                    d.rob_count = c.rob_sub(x, d.rob_head);
-                    d.rob_tail = x;
-                }
+            self.apply_squash::<FMT>(ev.squash, plan);
+        }
+    }
+
+    /// 4.5 Squash (squash cycles only), after 4.1-4.4.
+    #[cold]
+    #[inline(never)]
+    fn apply_squash<const FMT: bool>(&mut self, squash: Squash, plan: Plan) {
+        let c = &self.cfg;
+        let d = &mut self.q;
+        let rows = &mut *self.rows;
+        let imiss = &mut *self.imiss;
+        let x = squash.id();
+        let old_count = d.rob_count;
+        match squash {
+            Squash::Mispredict(_) => {
+                let r = plan.squash_row as usize;
+                put_bit(&mut rows.mispredict.data, r, true);
+                put_bit(&mut rows.done.data, r, false);
+                d.refilling = true;
+                d.rob_count = c.rob_sub(x, d.rob_head) + 1;
+                d.rob_tail = c.rob_add(x, 1);
             }
-            d.dtail = c.padd(d.head, plan.squash_n as u16);
-            d.ftail = d.dtail;
-            rows.zero(c.phys(d.ftail));
-            if !c.fmt {
-                // Squashed ids: rob_tail .. rob_tail + (old_count - rob_count), circular.
-                let a = d.rob_tail as usize;
-                let len = (old_count - d.rob_count) as usize;
-                let e = c.rob_entries as usize;
-                if a + len <= e {
-                    imiss[a..a + len].fill(false);
-                } else {
-                    imiss[a..e].fill(false);
-                    imiss[..a + len - e].fill(false);
-                }
+            _ => {
+                d.refilling = false;
+                d.rob_count = c.rob_sub(x, d.rob_head);
+                d.rob_tail = x;
             }
         }
-
-        d.saturated |= sat;
+        d.dtail = c.padd(d.head, plan.squash_n as u16);
+        d.ftail = d.dtail;
+        rows.zero(c.phys(d.ftail));
+        if !FMT {
+            // Squashed ids: rob_tail .. rob_tail + (old_count - rob_count), circular.
+            let a = d.rob_tail as usize;
+            let len = (old_count - d.rob_count) as usize;
+            let e = c.rob_entries as usize;
+            if a + len <= e {
+                imiss[a..a + len].fill(false);
+            } else {
+                imiss[a..e].fill(false);
+                imiss[..a + len - e].fill(false);
+            }
+        }
     }
 
     /// Live rows `[head, ftail]` in age order: `(age, physical row, dispatched)`.
@@ -799,7 +842,15 @@ impl CounterUnit for Unit {
         }
         match self.check(ev) {
             Ok(plan) => {
-                self.apply(ev, plan);
+                // Monomorphised on the row-vector words in use and the variant.
+                match (self.cfg.words, self.cfg.fmt) {
+                    (1, true) => self.apply::<1, true>(ev, plan),
+                    (1, false) => self.apply::<1, false>(ev, plan),
+                    (2, true) => self.apply::<2, true>(ev, plan),
+                    (2, false) => self.apply::<2, false>(ev, plan),
+                    (_, true) => self.apply::<ROW_WORDS, true>(ev, plan),
+                    (_, false) => self.apply::<ROW_WORDS, false>(ev, plan),
+                }
                 self.latch.bundles += 1;
             }
             Err((field, rule)) => {
@@ -829,8 +880,8 @@ impl CounterUnit for Unit {
             pending.itlb = q.shared_i[2] as u64;
         }
         for w in 0..c.words {
-            let mut m =
-                self.cfg.region_word(q.head, q.dtail, w) & self.rows.mispredict.as_raw_slice()[w];
+            let mut m = self.cfg.region_word::<ROW_WORDS>(q.head, q.dtail, w)
+                & self.rows.mispredict.data[w];
             while m != 0 {
                 let r = 64 * w + m.trailing_zeros() as usize;
                 pending.bpred += self.rows.penalty[r] as u64;
