@@ -1,5 +1,62 @@
-//! Companion out-of-order core simulator. Being written.
+//! Companion out-of-order core simulator: an out-of-order core that fetches down
+//! mispredicted paths and emits one `events::CycleEvents` per cycle.
+//!
+//! Module map: [`config`] (the machine, serde, `--set` overrides), [`cache`]
+//! (set-associative LRU arrays with MSHRs, also the TLBs), [`bpred`] (hybrid
+//! predictor, BTB, RAS), [`prefetch`] (data prefetchers), [`core`] (the timing
+//! model and event emission), [`stats`], [`workloads`] (synthetic programs and the
+//! named suite), [`isa`] (the instruction record and source interface), `trace`
+//! (ChampSim traces).
 
+pub mod bpred;
+pub mod cache;
+pub mod config;
+pub mod core;
 pub mod isa;
+pub mod prefetch;
+pub mod stats;
 pub mod trace;
+pub mod workloads;
+
+pub use crate::core::Core;
+pub use config::{Config, Ideal};
 pub use isa::{BranchKind, Instr, InstrSource, OpClass, SourceError};
+pub use stats::{MissCounts, Stats};
+
+/// Errors of the simulator.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("configuration: {0}")]
+    Config(String),
+    #[error("instruction source: {0}")]
+    Source(#[from] SourceError),
+    #[error("watchdog: the pipeline is stuck: {0}")]
+    Stuck(String),
+    #[error("unknown workload `{0}` (see `cpistack workloads`)")]
+    UnknownWorkload(String),
+}
+
+impl<T: InstrSource + ?Sized> InstrSource for Box<T> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn next(&mut self) -> Result<Option<Instr>, SourceError> {
+        (**self).next()
+    }
+    fn wrong_path(&mut self, pc: u64) -> Instr {
+        (**self).wrong_path(pc)
+    }
+}
+
+/// A core running suite workload `name` with `seed`.
+pub fn workload_core(
+    cfg: &Config,
+    name: &str,
+    seed: u64,
+) -> Result<Core<workloads::Workload>, SimError> {
+    let spec = workloads::by_name(name).ok_or_else(|| SimError::UnknownWorkload(name.into()))?;
+    Core::new(cfg, workloads::Workload::new(&spec, seed))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,1187 @@
+//! The out-of-order core: a cycle-level timing model in the ChampSim style.
+//!
+//! Every cycle the stages run once, in reverse pipeline order (retire, execute
+//! (resolve, then issue), dispatch, decode, fetch), so each stage sees what the
+//! upstream stage produced in an earlier cycle. Timing of memory accesses is by
+//! timestamps (see [`crate::cache`]). Fetch follows the predicted path: after a
+//! misprediction it fetches, dispatches and executes wrong-path instructions from
+//! the same static program ([`InstrSource::wrong_path`]) until the branch
+//! resolves and squashes them.
+//!
+//! The core fills one [`CycleEvents`] per cycle exactly as the counter-unit spec
+//! (section 3) defines it. ROB ids are sequence numbers modulo `rob_entries`.
+//!
+//! Correct-path instructions squashed by a decode-time redirect (possible when the
+//! redirect itself is a misprediction) are kept in a replay queue and fetched again.
+
+use std::collections::VecDeque;
+
+use events::{CycleEvents, FetchStall, HeadCause, Squash};
+
+use crate::bpred::{Btb, DirPred, Hybrid, Ras, RasCkpt};
+use crate::cache::{Cache, Level, Lookup};
+use crate::config::{Config, Ideal};
+use crate::isa::{BranchKind, Instr, InstrSource, OpClass};
+use crate::prefetch::Prefetcher;
+use crate::stats::Stats;
+use crate::SimError;
+
+const NONE: u64 = u64::MAX;
+
+// miss bits kept with an instruction (for committed-path statistics)
+const M_L1I: u8 = 1;
+const M_L2I: u8 = 2;
+const M_ITLB: u8 = 4;
+const M_L1D: u8 = 8;
+const M_L2D: u8 = 16;
+const M_DTLB: u8 = 32;
+/// The instruction's fetch waited on an I-miss (`dispatched_imiss`).
+const M_IWAIT: u8 = 64;
+
+/// One in-flight instruction (in the frontend queue, then in the ROB).
+#[derive(Copy, Clone, Debug)]
+struct Uop {
+    pc: u64,
+    size: u8,
+    class: OpClass,
+    kind: Option<BranchKind>,
+    /// Wrong-path instruction.
+    wp: bool,
+    /// Correct-path branch whose final prediction differs from its outcome.
+    mispred: bool,
+    longlat: bool,
+    level: Level,
+    miss: u8,
+    srcs: [u8; 4],
+    dsts: [u8; 2],
+    addr: u64,
+    is_store: bool,
+    fetch_cycle: u64,
+    /// Predicted next pc (after decode, the final prediction).
+    pred_next: u64,
+    /// Committed-path next pc (0 on the wrong path).
+    actual_next: u64,
+    /// Target decode will redirect to (0: none).
+    redirect: u64,
+    ghr: u64,
+    dir: DirPred,
+    ras: RasCkpt,
+    // backend
+    src_prod: [u64; 4],
+    prev: [u64; 2],
+    done: u64,
+    tlb_until: u64,
+    /// The committed-path record (for replay after a decode redirect).
+    instr: Instr,
+}
+
+impl Uop {
+    #[inline]
+    fn fall(&self) -> u64 {
+        self.pc.wrapping_add(self.size as u64)
+    }
+    #[inline]
+    fn is_mem(&self) -> bool {
+        matches!(self.class, OpClass::Load | OpClass::Store)
+    }
+}
+
+/// Fixed numbers copied out of the configuration.
+#[derive(Clone, Debug)]
+struct Geo {
+    rob: u64,
+    lsq: u32,
+    fetch_w: u32,
+    decode_w: u32,
+    dispatch_w: u32,
+    issue_w: u32,
+    retire_w: u32,
+    decode_delay: u64,
+    dispatch_delay: u64,
+    fq_cap: usize,
+    max_branches: u32,
+    line_shift: u32,
+    lat: [u32; 7],
+    longlat_min: u32,
+    l1d_lat: u64,
+    l2_lat: u64,
+    mem_lat: u64,
+    itlb_lat: u64,
+    dtlb_lat: u64,
+    watchdog: u64,
+}
+
+fn class_idx(c: OpClass) -> usize {
+    match c {
+        OpClass::Alu => 0,
+        OpClass::Mul => 1,
+        OpClass::Div => 2,
+        OpClass::Fp => 3,
+        OpClass::Load => 4,
+        OpClass::Store => 5,
+        OpClass::Branch => 6,
+    }
+}
+
+/// The core, pulling instructions from `S`.
+pub struct Core<S: InstrSource> {
+    g: Geo,
+    ideal: Ideal,
+    src: S,
+    now: u64,
+    // memory system
+    l1i: Cache,
+    l1d: Cache,
+    l2: Cache,
+    itlb: Cache,
+    dtlb: Cache,
+    pf: Prefetcher,
+    pf_buf: Vec<u64>,
+    // prediction
+    hyb: Hybrid,
+    btb: Btb,
+    ras: Ras,
+    ghr: u64,
+    // frontend
+    fq: VecDeque<Uop>,
+    /// Entries at the front of `fq` already decoded.
+    decoded: usize,
+    fetch_pc: u64,
+    wp: bool,
+    /// Line whose fetch access has completed (instructions can be delivered), or NONE.
+    fline_ok: u64,
+    /// Line whose access is under way, or NONE.
+    fwait_line: u64,
+    fwait_itlb_until: u64,
+    fwait_until: u64,
+    fwait_kind: FetchStall,
+    /// Miss bits of the current fetch access, given to the first instruction delivered.
+    fmiss: u8,
+    replay: VecDeque<Instr>,
+    peeked: Option<Instr>,
+    src_done: bool,
+    fe_blocked: bool,
+    // backend
+    rob: Vec<Uop>,
+    head: u64,
+    tail: u64,
+    iq: Vec<u64>,
+    lsq: u32,
+    producer: [u64; 256],
+    resolve: Option<(u64, u64)>,
+    branches_in_flight: u32,
+    squashed_pending: u32,
+    // accounting
+    ev: CycleEvents,
+    warmup: u64,
+    committed: u64,
+    counted_retired: u64,
+    last_commit: u64,
+    stats: Stats,
+}
+
+impl<S: InstrSource> Core<S> {
+    /// A core with configuration `cfg` (validated here) fetching from `src`.
+    pub fn new(cfg: &Config, src: S) -> Result<Self, SimError> {
+        cfg.validate()?;
+        let c = &cfg.core;
+        let l = &cfg.latency;
+        let g = Geo {
+            rob: c.rob_entries as u64,
+            lsq: c.lsq_entries,
+            fetch_w: c.fetch_width,
+            decode_w: c.decode_width,
+            dispatch_w: c.dispatch_width,
+            issue_w: c.issue_width,
+            retire_w: c.retire_width,
+            decode_delay: c.decode_stage as u64 - 1,
+            dispatch_delay: c.frontend_stages as u64 - 1,
+            fq_cap: c.fetch_queue as usize,
+            max_branches: c.fmt_rows - 1,
+            line_shift: cfg.l1i.line.trailing_zeros(),
+            lat: [
+                l.alu,
+                l.mul,
+                l.div,
+                l.fp,
+                cfg.l1d.latency,
+                l.store,
+                l.branch,
+            ],
+            longlat_min: l.longlat_min,
+            l1d_lat: cfg.l1d.latency as u64,
+            l2_lat: cfg.l2.latency as u64,
+            mem_lat: cfg.memory_latency as u64,
+            itlb_lat: cfg.itlb.miss_latency as u64,
+            dtlb_lat: cfg.dtlb.miss_latency as u64,
+            watchdog: c.watchdog_cycles,
+        };
+        let cache = |cc: &crate::config::CacheCfg| Cache::new(cc.size, cc.ways, cc.line, cc.mshrs);
+        let tlb = |t: &crate::config::TlbCfg| {
+            Cache::new(t.entries as u64 * t.page as u64, t.ways, t.page, t.walkers)
+        };
+        let empty = Uop {
+            pc: 0,
+            size: 4,
+            class: OpClass::Alu,
+            kind: None,
+            wp: false,
+            mispred: false,
+            longlat: false,
+            level: Level::Hit,
+            miss: 0,
+            srcs: [0; 4],
+            dsts: [0; 2],
+            addr: 0,
+            is_store: false,
+            fetch_cycle: 0,
+            pred_next: 0,
+            actual_next: 0,
+            redirect: 0,
+            ghr: 0,
+            dir: DirPred::default(),
+            ras: RasCkpt::default(),
+            src_prod: [NONE; 4],
+            prev: [NONE; 2],
+            done: NONE,
+            tlb_until: 0,
+            instr: Instr {
+                pc: 0,
+                size: 4,
+                class: OpClass::Alu,
+                branch: None,
+                taken: false,
+                target: 0,
+                srcs: [0; 4],
+                dsts: [0; 2],
+                load_addr: 0,
+                store_addr: 0,
+            },
+        };
+        let mut core = Core {
+            ideal: cfg.ideal.clone(),
+            src,
+            now: 0,
+            l1i: cache(&cfg.l1i),
+            l1d: cache(&cfg.l1d),
+            l2: cache(&cfg.l2),
+            itlb: tlb(&cfg.itlb),
+            dtlb: tlb(&cfg.dtlb),
+            pf: Prefetcher::new(&cfg.prefetch, cfg.l1d.line),
+            pf_buf: Vec::with_capacity(16),
+            hyb: Hybrid::new(&cfg.bpred),
+            btb: Btb::new(&cfg.bpred),
+            ras: Ras::new(cfg.bpred.ras_entries),
+            ghr: 0,
+            fq: VecDeque::with_capacity(g.fq_cap),
+            decoded: 0,
+            fetch_pc: 0,
+            wp: false,
+            fline_ok: NONE,
+            fwait_line: NONE,
+            fwait_itlb_until: 0,
+            fwait_until: 0,
+            fwait_kind: FetchStall::None,
+            fmiss: 0,
+            replay: VecDeque::new(),
+            peeked: None,
+            src_done: false,
+            fe_blocked: false,
+            rob: vec![empty; g.rob as usize],
+            head: 0,
+            tail: 0,
+            iq: Vec::with_capacity(g.rob as usize),
+            lsq: 0,
+            producer: [NONE; 256],
+            resolve: None,
+            branches_in_flight: 0,
+            squashed_pending: 0,
+            ev: CycleEvents::default(),
+            warmup: 0,
+            committed: 0,
+            counted_retired: 0,
+            last_commit: 0,
+            stats: Stats::default(),
+            g,
+        };
+        core.peek()?;
+        if let Some(i) = core.peeked {
+            core.fetch_pc = i.pc;
+        }
+        Ok(core)
+    }
+
+    /// Instructions to commit with `count_enable` off before counting starts.
+    pub fn set_warmup(&mut self, n: u64) {
+        self.warmup = n;
+    }
+
+    /// The current cycle (cycles simulated so far).
+    pub fn cycle(&self) -> u64 {
+        self.now
+    }
+    /// Instructions in the ROB now (at the cycle boundary).
+    pub fn rob_occupancy(&self) -> u32 {
+        (self.tail - self.head) as u32
+    }
+    /// Instructions committed since the start (warm-up included).
+    pub fn committed(&self) -> u64 {
+        self.committed
+    }
+    /// Instructions committed in cycles with `count_enable` on.
+    pub fn counted_retired(&self) -> u64 {
+        self.counted_retired
+    }
+    /// Branches fetched and not yet retired (squashed ones leave at the end of the cycle).
+    pub fn branches_in_flight(&self) -> u32 {
+        self.branches_in_flight
+    }
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+    /// The source ran dry and everything fetched from it has committed.
+    pub fn finished(&self) -> bool {
+        self.src_done
+            && self.peeked.is_none()
+            && self.replay.is_empty()
+            && self.head == self.tail
+            && self.fq.is_empty()
+    }
+    pub fn source(&self) -> &S {
+        &self.src
+    }
+    /// The last cycle's bundle.
+    pub fn last_events(&self) -> &CycleEvents {
+        &self.ev
+    }
+
+    /// Simulate one clock cycle and return its bundle.
+    pub fn step(&mut self) -> Result<&CycleEvents, SimError> {
+        let counting = self.committed >= self.warmup;
+        self.ev = CycleEvents {
+            count_enable: counting,
+            ..CycleEvents::default()
+        };
+        self.fe_blocked = false;
+        if counting {
+            self.stats.cycles += 1;
+            if self.tail - self.head == self.g.rob {
+                self.stats.rob_full_cycles += 1;
+            }
+        }
+        self.retire(counting);
+        self.execute(counting);
+        self.dispatch(counting);
+        self.decode(counting);
+        self.fetch(counting)?;
+        self.branches_in_flight_end_of_cycle();
+        self.now += 1;
+        if self.now - self.last_commit > self.g.watchdog && !self.finished() {
+            return Err(SimError::Stuck(self.dump()));
+        }
+        Ok(&self.ev)
+    }
+
+    fn branches_in_flight_end_of_cycle(&mut self) {
+        self.squashed_pending = 0;
+    }
+
+    /// Run until `instructions` have been committed with counting on (after the
+    /// warm-up set with [`set_warmup`](Self::set_warmup)) or the source ends,
+    /// handing each bundle to every consumer.
+    pub fn run(
+        &mut self,
+        instructions: u64,
+        consumers: &mut [&mut dyn events::Consumer],
+    ) -> Result<(), SimError> {
+        while self.counted_retired < instructions && !self.finished() {
+            let ev = *self.step()?;
+            for c in consumers.iter_mut() {
+                c.cycle(&ev);
+            }
+        }
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- retire
+
+    fn retire(&mut self, counting: bool) {
+        let mut n = 0u32;
+        while n < self.g.retire_w && self.head < self.tail {
+            let i = (self.head % self.g.rob) as usize;
+            let u = self.rob[i];
+            // a mispredicted branch commits only after its squash (execute, a later cycle)
+            if u.done > self.now || self.resolve.is_some_and(|(s, _)| s == self.head) {
+                break;
+            }
+            debug_assert!(!u.wp, "wrong-path instruction at the ROB head");
+            if let Some(k) = u.kind {
+                let taken = u.actual_next != u.fall();
+                if k == BranchKind::Conditional {
+                    self.hyb.update(u.pc, u.ghr, u.dir, taken);
+                }
+                if taken && k != BranchKind::Return {
+                    self.btb.update(u.pc, u.actual_next);
+                }
+                self.branches_in_flight -= 1;
+            }
+            if u.is_mem() {
+                self.lsq -= 1;
+            }
+            if counting {
+                let s = &mut self.stats;
+                s.instructions += 1;
+                let m = u.miss;
+                s.committed.l1i += (m & M_L1I != 0) as u64;
+                s.committed.l2i += (m & M_L2I != 0) as u64;
+                s.committed.itlb += (m & M_ITLB != 0) as u64;
+                s.committed.l1d += (m & M_L1D != 0) as u64;
+                s.committed.l2d += (m & M_L2D != 0) as u64;
+                s.committed.dtlb += (m & M_DTLB != 0) as u64;
+                s.committed.longlat += u.longlat as u64;
+                if u.kind.is_some() {
+                    s.branches += 1;
+                    s.committed.mispredicts += u.mispred as u64;
+                }
+            }
+            self.head += 1;
+            n += 1;
+        }
+        if n > 0 {
+            self.last_commit = self.now;
+            self.committed += n as u64;
+            if counting {
+                self.counted_retired += n as u64;
+            }
+        }
+        self.ev.retired = n as u8;
+        self.ev.head = if n > 0 || self.head == self.tail {
+            HeadCause::None
+        } else {
+            self.head_cause(&self.rob[(self.head % self.g.rob) as usize])
+        };
+    }
+
+    fn head_cause(&self, u: &Uop) -> HeadCause {
+        if u.done == NONE {
+            return HeadCause::Other;
+        }
+        if u.is_mem() && self.now < u.tlb_until {
+            return HeadCause::Dtlb;
+        }
+        if u.class == OpClass::Load {
+            return match u.level {
+                Level::Memory => HeadCause::L2d,
+                Level::Next => HeadCause::L1d,
+                Level::Hit => HeadCause::Other,
+            };
+        }
+        if u.longlat {
+            HeadCause::Longlat
+        } else {
+            HeadCause::Other
+        }
+    }
+
+    // --------------------------------------------------------------- execute
+
+    fn execute(&mut self, counting: bool) {
+        if let Some((seq, t)) = self.resolve {
+            if t <= self.now {
+                self.resolve = None;
+                self.squash_after(seq, counting);
+            }
+        }
+        let mut issued = 0;
+        let mut k = 0;
+        let mut w = 0;
+        while k < self.iq.len() {
+            let seq = self.iq[k];
+            k += 1;
+            if issued < self.g.issue_w && self.ready(seq) && self.issue(seq, counting) {
+                issued += 1;
+                continue;
+            }
+            self.iq[w] = seq;
+            w += 1;
+        }
+        self.iq.truncate(w);
+    }
+
+    #[inline]
+    fn ready(&self, seq: u64) -> bool {
+        let u = &self.rob[(seq % self.g.rob) as usize];
+        u.src_prod.iter().all(|&p| {
+            p == NONE || p < self.head || self.rob[(p % self.g.rob) as usize].done <= self.now
+        })
+    }
+
+    /// Issue `seq`; false if it cannot issue this cycle (no MSHR or page walker).
+    fn issue(&mut self, seq: u64, counting: bool) -> bool {
+        let i = (seq % self.g.rob) as usize;
+        let u = self.rob[i];
+        let now = self.now;
+        let (done, tlb_until, level, miss) = match u.class {
+            OpClass::Load | OpClass::Store if u.addr != 0 => match self.data_access(&u, counting) {
+                Some(r) => r,
+                None => return false,
+            },
+            c => (now + self.g.lat[class_idx(c)] as u64, now, Level::Hit, 0),
+        };
+        let u = &mut self.rob[i];
+        u.done = done;
+        u.tlb_until = tlb_until;
+        u.level = level;
+        u.miss |= miss;
+        if u.longlat && counting {
+            self.stats.all.longlat += 1;
+        }
+        if u.mispred && !u.wp {
+            self.resolve = Some((seq, done));
+        }
+        true
+    }
+
+    /// A load or store: D-TLB, then L1D, L2, memory. Returns (done, tlb_until,
+    /// level waited on, miss bits) or `None` when a needed MSHR or walker is busy.
+    fn data_access(&mut self, u: &Uop, counting: bool) -> Option<(u64, u64, Level, u8)> {
+        let now = self.now;
+        let addr = u.addr;
+        let store = u.is_store;
+        let mut miss = 0u8;
+        // resources first, so that a load that cannot start changes nothing
+        let tlb_miss = !self.ideal.dtlb && self.dtlb.probe(addr) == Lookup::Miss;
+        if tlb_miss && !self.dtlb.mshr_free(now) {
+            return None;
+        }
+        let l1_miss = !self.ideal.l1d && self.l1d.probe(addr) == Lookup::Miss;
+        let l2_miss = l1_miss && !self.ideal.l2d && self.l2.probe(addr) == Lookup::Miss;
+        let cache_ok =
+            !l1_miss || (self.l1d.mshr_free(now) && (!l2_miss || self.l2.mshr_free(now)));
+        if !cache_ok && !store {
+            return None;
+        }
+        // D-TLB
+        let mut t0 = now;
+        if !self.ideal.dtlb {
+            match self.dtlb.access(addr).0 {
+                Lookup::Present { ready, .. } => t0 = t0.max(ready),
+                Lookup::Miss => {
+                    t0 = now + self.g.dtlb_lat;
+                    self.dtlb.mshr_alloc(now, t0);
+                    self.dtlb.fill(addr, t0, Level::Next, false);
+                    miss |= M_DTLB;
+                }
+            }
+        }
+        let l1 = self.g.l1d_lat;
+        let (arrival, level) = if self.ideal.l1d || (store && !cache_ok) {
+            (t0 + l1, Level::Hit)
+        } else {
+            let (look, first_use) = self.l1d.access(addr);
+            let r = match look {
+                Lookup::Present { ready, level } => {
+                    if ready > t0 + l1 {
+                        (ready, level)
+                    } else {
+                        (t0 + l1, Level::Hit)
+                    }
+                }
+                Lookup::Miss => {
+                    miss |= M_L1D;
+                    let (arr, lvl) = self.l2_access(addr, t0 + l1, &mut miss);
+                    self.l1d.mshr_alloc(now, arr);
+                    self.l1d.fill(addr, arr, lvl, false);
+                    (arr, lvl)
+                }
+            };
+            if !store && self.pf.enabled() {
+                self.prefetch(u.pc, addr, look == Lookup::Miss, first_use);
+            }
+            r
+        };
+        if counting {
+            let a = &mut self.stats.all;
+            a.dtlb += (miss & M_DTLB != 0) as u64;
+            a.l1d += (miss & M_L1D != 0) as u64;
+            a.l2d += (miss & M_L2D != 0) as u64;
+        }
+        let done = if store {
+            t0 + self.g.lat[class_idx(OpClass::Store)] as u64
+        } else {
+            arrival
+        };
+        Some((done, t0, level, miss))
+    }
+
+    /// An L1 miss reaching the L2 at `t`: returns the arrival cycle at L1 and the
+    /// level it comes from; allocates an L2 MSHR on an L2 miss.
+    fn l2_access(&mut self, addr: u64, t: u64, miss: &mut u8) -> (u64, Level) {
+        let hit_at = t + self.g.l2_lat;
+        if self.ideal.l2d {
+            return (hit_at, Level::Next);
+        }
+        match self.l2.access(addr).0 {
+            Lookup::Present { ready, level } => {
+                if ready > hit_at && level == Level::Memory {
+                    (ready, Level::Memory)
+                } else {
+                    (hit_at.max(ready), Level::Next)
+                }
+            }
+            Lookup::Miss => {
+                *miss |= M_L2D;
+                let arr = hit_at + self.g.mem_lat;
+                self.l2.mshr_alloc(self.now, arr);
+                self.l2.fill(addr, arr, Level::Memory, false);
+                (arr, Level::Memory)
+            }
+        }
+    }
+
+    fn prefetch(&mut self, pc: u64, addr: u64, miss: bool, first_use: bool) {
+        let mut buf = std::mem::take(&mut self.pf_buf);
+        self.pf.observe(pc, addr, miss, first_use, &mut buf);
+        let now = self.now;
+        for &a in &buf {
+            if self.l1d.probe(a) != Lookup::Miss || !self.l1d.mshr_free(now) {
+                continue;
+            }
+            let t = now + self.g.l1d_lat + self.g.l2_lat;
+            let (arr, lvl) = if self.ideal.l2d {
+                (t, Level::Next)
+            } else {
+                match self.l2.access(a).0 {
+                    Lookup::Present { ready, level } => (t.max(ready), level.max_next()),
+                    Lookup::Miss => {
+                        if !self.l2.mshr_free(now) {
+                            continue;
+                        }
+                        let arr = t + self.g.mem_lat;
+                        self.l2.mshr_alloc(now, arr);
+                        self.l2.fill(a, arr, Level::Memory, false);
+                        (arr, Level::Memory)
+                    }
+                }
+            };
+            self.l1d.mshr_alloc(now, arr);
+            self.l1d.fill(a, arr, lvl, true);
+        }
+        self.pf_buf = buf;
+    }
+
+    /// The correct-path branch `seq` was found mispredicted: squash everything
+    /// younger and restart fetch at its outcome.
+    fn squash_after(&mut self, seq: u64, counting: bool) {
+        let mut branches = 0;
+        while self.tail > seq + 1 {
+            self.tail -= 1;
+            let u = self.rob[(self.tail % self.g.rob) as usize];
+            debug_assert!(u.wp);
+            for k in (0..2).rev() {
+                if u.dsts[k] != 0 {
+                    self.producer[u.dsts[k] as usize] = u.prev[k];
+                }
+            }
+            branches += u.kind.is_some() as u32;
+            self.lsq -= u.is_mem() as u32;
+        }
+        while self.iq.last().is_some_and(|&s| s > seq) {
+            self.iq.pop();
+        }
+        for u in self.fq.drain(..) {
+            debug_assert!(u.wp);
+            branches += u.kind.is_some() as u32;
+        }
+        self.decoded = 0;
+        self.branches_in_flight -= branches;
+        self.squashed_pending += branches;
+        let b = self.rob[(seq % self.g.rob) as usize];
+        self.repair_prediction_state(&b, b.actual_next);
+        self.fetch_pc = b.actual_next;
+        self.wp = false;
+        self.reset_fetch_access();
+        self.fe_blocked = true;
+        self.ev.squash = Squash::Mispredict((seq % self.g.rob) as u16);
+        if counting {
+            self.stats.all.mispredicts += 1;
+        }
+    }
+
+    /// Restore the global history and the RAS to just after branch `b`, which now
+    /// goes to `next`.
+    fn repair_prediction_state(&mut self, b: &Uop, next: u64) {
+        self.ghr = b.ghr;
+        if b.kind == Some(BranchKind::Conditional) {
+            self.ghr = self.ghr << 1 | (next != b.fall()) as u64;
+        }
+        self.ras.restore(b.ras);
+        match b.kind {
+            Some(BranchKind::DirectCall) | Some(BranchKind::IndirectCall) => {
+                self.ras.push(b.fall())
+            }
+            Some(BranchKind::Return) => {
+                self.ras.pop();
+            }
+            _ => {}
+        }
+    }
+
+    fn reset_fetch_access(&mut self) {
+        self.fline_ok = NONE;
+        self.fwait_line = NONE;
+        self.fwait_until = 0;
+        self.fwait_itlb_until = 0;
+        self.fmiss = 0;
+    }
+
+    // -------------------------------------------------------------- dispatch
+
+    fn dispatch(&mut self, counting: bool) {
+        let mut n = 0u8;
+        while (n as u32) < self.g.dispatch_w && self.decoded > 0 {
+            let f = &self.fq[0];
+            if f.fetch_cycle + self.g.dispatch_delay > self.now
+                || self.tail - self.head == self.g.rob
+                || (f.is_mem() && self.lsq == self.g.lsq)
+            {
+                break;
+            }
+            let mut u = self.fq.pop_front().expect("decoded entry");
+            self.decoded -= 1;
+            let seq = self.tail;
+            for k in 0..4 {
+                let r = u.srcs[k];
+                u.src_prod[k] = if r == 0 {
+                    NONE
+                } else {
+                    self.producer[r as usize]
+                };
+            }
+            for k in 0..2 {
+                let d = u.dsts[k];
+                if d != 0 {
+                    u.prev[k] = self.producer[d as usize];
+                    self.producer[d as usize] = seq;
+                }
+            }
+            u.done = NONE;
+            if u.kind.is_some() {
+                self.ev.dispatched_branches |= 1 << n;
+            }
+            if u.miss & M_IWAIT != 0 {
+                self.ev.dispatched_imiss |= 1 << n;
+            }
+            self.lsq += u.is_mem() as u32;
+            if counting && u.wp {
+                self.stats.wrong_path_dispatched += 1;
+            }
+            self.rob[(seq % self.g.rob) as usize] = u;
+            self.tail += 1;
+            self.iq.push(seq);
+            n += 1;
+        }
+        self.ev.dispatched = n;
+    }
+
+    // ---------------------------------------------------------------- decode
+
+    fn decode(&mut self, counting: bool) {
+        let mut n = 0;
+        while n < self.g.decode_w && self.decoded < self.fq.len() {
+            let i = self.decoded;
+            if self.fq[i].fetch_cycle + self.g.decode_delay > self.now {
+                break;
+            }
+            self.decoded += 1;
+            n += 1;
+            let u = self.fq[i];
+            if u.redirect != 0 && u.redirect != u.pred_next {
+                self.decode_redirect(i, counting);
+                break;
+            }
+        }
+    }
+
+    /// The branch at frontend position `i` had its target computed at decode.
+    fn decode_redirect(&mut self, i: usize, counting: bool) {
+        let mut branches = 0u8;
+        while self.fq.len() > i + 1 {
+            let y = self.fq.pop_back().expect("younger entry");
+            branches += y.kind.is_some() as u8;
+            if !y.wp {
+                self.replay.push_front(y.instr);
+            }
+        }
+        let u = &mut self.fq[i];
+        let r = u.redirect;
+        u.pred_next = r;
+        if !u.wp {
+            u.mispred = r != u.actual_next;
+        }
+        let u = *u;
+        self.wp = u.wp || r != u.actual_next;
+        self.repair_prediction_state(&u, r);
+        self.fetch_pc = r;
+        self.reset_fetch_access();
+        self.fe_blocked = true;
+        self.branches_in_flight -= branches as u32;
+        self.squashed_pending += branches as u32;
+        self.ev.fe_redirect = true;
+        self.ev.fe_squash = branches;
+        if counting {
+            self.stats.fe_redirects += 1;
+        }
+    }
+
+    // ----------------------------------------------------------------- fetch
+
+    fn peek(&mut self) -> Result<(), SimError> {
+        if self.peeked.is_none() && !self.src_done {
+            self.peeked = self.src.next()?;
+            self.src_done = self.peeked.is_none();
+        }
+        Ok(())
+    }
+
+    /// The next committed-path instruction, without taking it.
+    fn next_committed(&mut self) -> Result<Option<Instr>, SimError> {
+        if let Some(i) = self.replay.front() {
+            return Ok(Some(*i));
+        }
+        self.peek()?;
+        Ok(self.peeked)
+    }
+
+    fn take_committed(&mut self) {
+        if self.replay.pop_front().is_none() {
+            self.peeked = None;
+        }
+    }
+
+    /// Start the access for the line at `pc` (I-TLB, L1I, L2, memory). False when
+    /// no MSHR or walker is free (fetch retries next cycle).
+    fn start_fetch_access(&mut self, pc: u64, counting: bool) -> bool {
+        let now = self.now;
+        let tlb_miss = !self.ideal.itlb && self.itlb.probe(pc) == Lookup::Miss;
+        if tlb_miss && !self.itlb.mshr_free(now) {
+            return false;
+        }
+        let l1_miss = !self.ideal.l1i && self.l1i.probe(pc) == Lookup::Miss;
+        let l2_miss = l1_miss && !self.ideal.l2i && self.l2.probe(pc) == Lookup::Miss;
+        if l1_miss && (!self.l1i.mshr_free(now) || (l2_miss && !self.l2.mshr_free(now))) {
+            return false;
+        }
+        let mut miss = 0u8;
+        let mut t = now;
+        if !self.ideal.itlb {
+            match self.itlb.access(pc).0 {
+                Lookup::Present { ready, .. } => t = t.max(ready),
+                Lookup::Miss => {
+                    t = now + self.g.itlb_lat;
+                    self.itlb.mshr_alloc(now, t);
+                    self.itlb.fill(pc, t, Level::Next, false);
+                    miss |= M_ITLB;
+                }
+            }
+        }
+        let itlb_until = t;
+        let mut kind = FetchStall::None;
+        if !self.ideal.l1i {
+            match self.l1i.access(pc).0 {
+                Lookup::Present { ready, level } => {
+                    if ready > t {
+                        kind = if level == Level::Memory {
+                            FetchStall::L2i
+                        } else {
+                            FetchStall::L1i
+                        };
+                        t = ready;
+                    }
+                }
+                Lookup::Miss => {
+                    miss |= M_L1I;
+                    let hit_at = t + self.g.l2_lat;
+                    let (arr, lvl) = if self.ideal.l2i {
+                        (hit_at, Level::Next)
+                    } else {
+                        match self.l2.access(pc).0 {
+                            Lookup::Present { ready, level } => {
+                                if ready > hit_at && level == Level::Memory {
+                                    (ready, Level::Memory)
+                                } else {
+                                    (hit_at.max(ready), Level::Next)
+                                }
+                            }
+                            Lookup::Miss => {
+                                miss |= M_L2I;
+                                let arr = hit_at + self.g.mem_lat;
+                                self.l2.mshr_alloc(now, arr);
+                                self.l2.fill(pc, arr, Level::Memory, false);
+                                (arr, Level::Memory)
+                            }
+                        }
+                    };
+                    self.l1i.mshr_alloc(now, arr);
+                    self.l1i.fill(pc, arr, lvl, false);
+                    kind = if lvl == Level::Memory {
+                        FetchStall::L2i
+                    } else {
+                        FetchStall::L1i
+                    };
+                    t = arr;
+                }
+            }
+        }
+        if counting {
+            let a = &mut self.stats.all;
+            a.itlb += (miss & M_ITLB != 0) as u64;
+            a.l1i += (miss & M_L1I != 0) as u64;
+            a.l2i += (miss & M_L2I != 0) as u64;
+        }
+        if t > now {
+            miss |= M_IWAIT;
+        }
+        self.fmiss = miss;
+        self.fwait_line = pc >> self.g.line_shift;
+        self.fwait_itlb_until = itlb_until;
+        self.fwait_until = t;
+        self.fwait_kind = kind;
+        true
+    }
+
+    fn fetch(&mut self, counting: bool) -> Result<(), SimError> {
+        if self.fe_blocked || self.fq.len() >= self.g.fq_cap {
+            return Ok(());
+        }
+        if !self.wp && self.next_committed()?.is_none() {
+            return Ok(());
+        }
+        let line = self.fetch_pc >> self.g.line_shift;
+        if line != self.fline_ok {
+            if line != self.fwait_line && !self.start_fetch_access(self.fetch_pc, counting) {
+                return Ok(());
+            }
+            if self.now < self.fwait_until {
+                self.ev.fetch_stall = if self.now < self.fwait_itlb_until {
+                    FetchStall::Itlb
+                } else {
+                    self.fwait_kind
+                };
+                return Ok(());
+            }
+            self.fline_ok = line;
+        }
+        // deliver
+        let mut n = 0;
+        let mut fb = 0u8;
+        while n < self.g.fetch_w && self.fq.len() < self.g.fq_cap {
+            let pc = self.fetch_pc;
+            if pc >> self.g.line_shift != line {
+                break;
+            }
+            let instr = if self.wp {
+                self.src.wrong_path(pc)
+            } else {
+                match self.next_committed()? {
+                    Some(i) => i,
+                    None => break,
+                }
+            };
+            if instr.branch.is_some()
+                && self.branches_in_flight + self.squashed_pending >= self.g.max_branches
+            {
+                break;
+            }
+            let actual_next = if self.wp {
+                0
+            } else {
+                self.take_committed();
+                match self.next_committed()? {
+                    Some(nx) => nx.pc,
+                    None => instr.next_pc(),
+                }
+            };
+            let mut u = self.make_uop(instr, actual_next);
+            if n == 0 {
+                u.miss |= self.fmiss;
+                self.fmiss = 0;
+            }
+            if u.kind.is_some() {
+                self.predict(&mut u);
+                fb += 1;
+                self.branches_in_flight += 1;
+            } else {
+                u.pred_next = if self.wp { u.fall() } else { actual_next };
+            }
+            if !self.wp && u.pred_next != actual_next {
+                self.wp = true;
+                if u.kind.is_some() {
+                    u.mispred = true;
+                }
+            }
+            if counting && u.wp {
+                self.stats.wrong_path_fetched += 1;
+            }
+            self.fetch_pc = u.pred_next;
+            self.fq.push_back(u);
+            n += 1;
+            if u.pred_next != u.fall() {
+                break;
+            }
+        }
+        self.ev.fetched_branches = fb;
+        Ok(())
+    }
+
+    fn make_uop(&self, i: Instr, actual_next: u64) -> Uop {
+        let longlat = match i.class {
+            OpClass::Load | OpClass::Store | OpClass::Branch => false,
+            c => self.g.lat[class_idx(c)] >= self.g.longlat_min,
+        };
+        let is_store = i.class == OpClass::Store;
+        Uop {
+            pc: i.pc,
+            size: i.size.max(1),
+            class: if i.branch.is_some() && i.class != OpClass::Load && i.class != OpClass::Store {
+                OpClass::Branch
+            } else {
+                i.class
+            },
+            kind: i.branch,
+            wp: self.wp,
+            mispred: false,
+            longlat,
+            level: Level::Hit,
+            miss: 0,
+            srcs: i.srcs,
+            dsts: i.dsts,
+            addr: if is_store { i.store_addr } else { i.load_addr },
+            is_store,
+            fetch_cycle: self.now,
+            pred_next: 0,
+            actual_next,
+            redirect: 0,
+            ghr: self.ghr,
+            dir: DirPred::default(),
+            ras: self.ras.checkpoint(),
+            src_prod: [NONE; 4],
+            prev: [NONE; 2],
+            done: NONE,
+            tlb_until: 0,
+            instr: i,
+        }
+    }
+
+    /// Fetch-time prediction of branch `u` (sets `pred_next`, and `redirect` when
+    /// decode will find a direct target the BTB did not supply).
+    fn predict(&mut self, u: &mut Uop) {
+        let fall = u.fall();
+        let kind = u.kind.expect("branch");
+        let target = u.instr.target;
+        if self.ideal.bpred && !self.wp {
+            u.pred_next = u.actual_next;
+            let taken = u.actual_next != fall;
+            if kind == BranchKind::Conditional {
+                u.dir = self.hyb.predict(u.pc, self.ghr);
+                self.ghr = self.ghr << 1 | taken as u64;
+            }
+            match kind {
+                BranchKind::DirectCall | BranchKind::IndirectCall => self.ras.push(fall),
+                BranchKind::Return => {
+                    self.ras.pop();
+                }
+                _ => {}
+            }
+            return;
+        }
+        let btb = self.btb.lookup(u.pc);
+        u.pred_next = match kind {
+            BranchKind::Conditional => {
+                let d = self.hyb.predict(u.pc, self.ghr);
+                u.dir = d;
+                self.ghr = self.ghr << 1 | d.taken as u64;
+                if !d.taken {
+                    fall
+                } else if let Some(t) = btb {
+                    t
+                } else {
+                    u.redirect = target;
+                    fall
+                }
+            }
+            BranchKind::DirectJump | BranchKind::DirectCall => match btb {
+                Some(t) => t,
+                None => {
+                    u.redirect = target;
+                    fall
+                }
+            },
+            BranchKind::IndirectJump | BranchKind::IndirectCall | BranchKind::Other => {
+                btb.unwrap_or(fall)
+            }
+            BranchKind::Return => {
+                let r = self.ras.pop();
+                if r != 0 {
+                    r
+                } else {
+                    btb.unwrap_or(fall)
+                }
+            }
+        };
+        if matches!(kind, BranchKind::DirectCall | BranchKind::IndirectCall) {
+            self.ras.push(fall);
+        }
+    }
+
+    /// A description of the pipeline state (for the watchdog).
+    pub fn dump(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "no commit for {} cycles at cycle {}: committed {}, ROB {} (head seq {}, tail seq {}), \
+             IQ {}, LSQ {}, frontend {} ({} decoded), fetch pc {:#x} wrong_path {} wait_until {} \
+             kind {:?}, branches in flight {}, resolve {:?}, source done {}",
+            self.now - self.last_commit,
+            self.now,
+            self.committed,
+            self.tail - self.head,
+            self.head,
+            self.tail,
+            self.iq.len(),
+            self.lsq,
+            self.fq.len(),
+            self.decoded,
+            self.fetch_pc,
+            self.wp,
+            self.fwait_until,
+            self.fwait_kind,
+            self.branches_in_flight,
+            self.resolve,
+            self.src_done
+        );
+        for seq in self.head..self.tail.min(self.head + 8) {
+            let u = &self.rob[(seq % self.g.rob) as usize];
+            let _ = writeln!(
+                s,
+                "  rob seq {seq} pc {:#x} {:?} wp {} done {} tlb_until {} level {:?} srcs {:?}",
+                u.pc, u.class, u.wp, u.done as i64, u.tlb_until, u.level, u.src_prod
+            );
+        }
+        s
+    }
+}
+
+trait MaxNext {
+    fn max_next(self) -> Level;
+}
+impl MaxNext for Level {
+    fn max_next(self) -> Level {
+        if self == Level::Memory {
+            Level::Memory
+        } else {
+            Level::Next
+        }
+    }
+}

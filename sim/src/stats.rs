@@ -1,0 +1,55 @@
+//! Per-run statistics, counted only while `count_enable` is on (after warm-up).
+
+use serde::{Deserialize, Serialize};
+
+/// Miss events of one kind of path.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MissCounts {
+    /// L1 I-cache misses (fetch accesses that needed an MSHR).
+    pub l1i: u64,
+    /// L2 misses of instruction fetches.
+    pub l2i: u64,
+    pub itlb: u64,
+    /// L1 D-cache misses of loads and stores.
+    pub l1d: u64,
+    /// L2 misses of loads and stores.
+    pub l2d: u64,
+    pub dtlb: u64,
+    /// Long-latency operations executed (latency >= `latency.longlat_min`).
+    pub longlat: u64,
+    /// Branch mispredictions found at execute (and squashing).
+    pub mispredicts: u64,
+}
+
+/// Statistics of one run (the measured part, after warm-up).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Instructions committed while counting.
+    pub instructions: u64,
+    /// Cycles counted.
+    pub cycles: u64,
+    /// Events of instructions that committed (an I-miss is charged to the first
+    /// instruction delivered after it).
+    pub committed: MissCounts,
+    /// Events on every path, wrong paths included.
+    pub all: MissCounts,
+    /// Branches committed.
+    pub branches: u64,
+    /// Decode-time redirects (`fe_redirect`).
+    pub fe_redirects: u64,
+    /// Wrong-path instructions fetched and dispatched.
+    pub wrong_path_fetched: u64,
+    pub wrong_path_dispatched: u64,
+    /// Cycles with a full ROB.
+    pub rob_full_cycles: u64,
+}
+
+impl Stats {
+    pub fn cpi(&self) -> f64 {
+        if self.instructions == 0 {
+            0.0
+        } else {
+            self.cycles as f64 / self.instructions as f64
+        }
+    }
+}

@@ -1,0 +1,681 @@
+//! Core tests: a protocol mirror (spec section 6 rules, written from the spec and
+//! independent of the counter models), subsystem tests and interval-analysis
+//! microbenchmarks. Every loop is bounded.
+
+use std::collections::VecDeque;
+
+use events::{CycleEvents, FetchStall, HeadCause, Squash};
+
+use crate::config::Config;
+use crate::core::Core;
+use crate::isa::{BranchKind, Instr, InstrSource, OpClass, SourceError};
+use crate::workloads::{self, Workload};
+
+/// The unit's visible bookkeeping, enough to check rules 1-9 of spec section 6.
+pub(crate) struct Mirror {
+    rob_entries: u32,
+    rows: u32,
+    rob_count: u32,
+    rob_head: u32,
+    disp: VecDeque<(u16, bool)>,
+    fetched: u32,
+    pub(crate) bundles: u64,
+}
+
+impl Mirror {
+    pub(crate) fn new(cfg: &Config) -> Mirror {
+        Mirror {
+            rob_entries: cfg.core.rob_entries,
+            rows: cfg.core.fmt_rows,
+            rob_count: 0,
+            rob_head: 0,
+            disp: VecDeque::new(),
+            fetched: 0,
+            bundles: 0,
+        }
+    }
+
+    /// Check and apply one bundle; `Err` names the rule broken.
+    pub(crate) fn step(&mut self, e: &CycleEvents) -> Result<(), String> {
+        let n = self.bundles;
+        self.bundles += 1;
+        let fail = |rule: u32, what: String| Err(format!("bundle {n}: rule {rule}: {what}: {e:?}"));
+        if e.fetched_branches > 8 || e.dispatched > 4 || e.retired > 4 {
+            return fail(1, "width".into());
+        }
+        let mask = (1u16 << e.dispatched) as u8 as u16;
+        let lim = if e.dispatched >= 8 { 0x100 } else { mask };
+        if (e.dispatched_branches as u16) >= lim.max(1) && e.dispatched_branches != 0
+            || (e.dispatched_imiss as u16) >= lim.max(1) && e.dispatched_imiss != 0
+        {
+            return fail(1, "mask bit above dispatched".into());
+        }
+        if e.retired as u32 > self.rob_count {
+            return fail(2, "retired > rob_count".into());
+        }
+        let empty = self.rob_count == 0;
+        let head_ok = if e.retired > 0 || empty {
+            e.head == HeadCause::None
+        } else {
+            e.head != HeadCause::None
+        };
+        if !head_ok {
+            return fail(3, "head".into());
+        }
+        if e.fetch_stall != FetchStall::None && e.fetched_branches > 0 {
+            return fail(4, "stall with branches".into());
+        }
+        // retire
+        let mut retired_rows = 0;
+        let mut id = self.rob_head;
+        for _ in 0..e.retired {
+            if self
+                .disp
+                .get(retired_rows)
+                .is_some_and(|r| r.0 as u32 == id)
+            {
+                retired_rows += 1;
+            }
+            id = (id + 1) % self.rob_entries;
+        }
+        if e.fe_squash > 0 && !e.fe_redirect {
+            return fail(5, "fe_squash without redirect".into());
+        }
+        if e.fe_squash as u32 > self.fetched + e.fetched_branches as u32 {
+            return fail(5, "fe_squash too large".into());
+        }
+        let live = self.disp.len() as u32 - retired_rows as u32 + self.fetched;
+        if e.fetched_branches as u32 > self.rows - 1 - live {
+            return fail(
+                6,
+                format!("fetched {} with {} live rows", e.fetched_branches, live),
+            );
+        }
+        let surv = self.fetched - (e.fe_squash as u32).saturating_sub(e.fetched_branches as u32);
+        if e.dispatched_branches.count_ones() > surv {
+            return fail(7, "dispatched branches not fetched earlier".into());
+        }
+        if self.rob_count - e.retired as u32 + e.dispatched as u32 > self.rob_entries {
+            return fail(8, "ROB overflow".into());
+        }
+        let count_after = self.rob_count - e.retired as u32;
+        let head_after = id;
+        let age = |x: u16| (x as u32 + self.rob_entries - head_after) % self.rob_entries;
+        match e.squash {
+            Squash::None => {}
+            Squash::Mispredict(x) | Squash::Flush(x) => {
+                if x as u32 >= self.rob_entries || age(x) >= count_after {
+                    return fail(9, "squash id not in ROB".into());
+                }
+                if let Squash::Mispredict(_) = e.squash {
+                    let ok = self
+                        .disp
+                        .iter()
+                        .skip(retired_rows)
+                        .any(|r| r.0 == x && !r.1);
+                    if !ok {
+                        return fail(9, "mispredict of a non-branch or marked row".into());
+                    }
+                }
+            }
+        }
+        // apply
+        for _ in 0..retired_rows {
+            self.disp.pop_front();
+        }
+        self.rob_count = count_after;
+        self.rob_head = head_after;
+        self.fetched += e.fetched_branches as u32;
+        if e.fe_redirect {
+            self.fetched -= e.fe_squash as u32;
+        }
+        let mut tail = (self.rob_head + self.rob_count) % self.rob_entries;
+        for i in 0..e.dispatched {
+            if e.dispatched_branches >> i & 1 == 1 {
+                self.disp.push_back((tail as u16, false));
+                self.fetched -= 1;
+            }
+            tail = (tail + 1) % self.rob_entries;
+        }
+        self.rob_count += e.dispatched as u32;
+        match e.squash {
+            Squash::None => {}
+            Squash::Mispredict(x) => {
+                let keep = age(x);
+                self.disp.retain(|r| age(r.0) <= keep);
+                for r in self.disp.iter_mut() {
+                    if r.0 == x {
+                        r.1 = true;
+                    }
+                }
+                self.rob_count = keep + 1;
+                self.fetched = 0;
+            }
+            Squash::Flush(x) => {
+                let keep = age(x);
+                self.disp.retain(|r| age(r.0) < keep);
+                self.rob_count = keep;
+                self.fetched = 0;
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn rob_count(&self) -> u32 {
+        self.rob_count
+    }
+    pub(crate) fn live_rows(&self) -> u32 {
+        self.disp.len() as u32 + self.fetched
+    }
+}
+
+/// Run `core` for `instructions` counted instructions (bounded by `max_cycles`),
+/// checking every bundle against the mirror and the core's own occupancy.
+/// Returns the bundles' head-cause histogram.
+pub(crate) fn run_checked<S: InstrSource>(
+    core: &mut Core<S>,
+    cfg: &Config,
+    instructions: u64,
+    max_cycles: u64,
+) -> [u64; 6] {
+    let mut m = Mirror::new(cfg);
+    let mut heads = [0u64; 6];
+    let start = core.cycle();
+    while core.counted_retired() < instructions && !core.finished() {
+        assert!(core.cycle() - start < max_cycles, "ran out of cycles");
+        let ev = *core.step().unwrap_or_else(|e| panic!("{e}"));
+        m.step(&ev)
+            .unwrap_or_else(|e| panic!("illegal bundle: {e}"));
+        assert_eq!(
+            m.rob_count(),
+            core.rob_occupancy(),
+            "ROB mirror at cycle {}",
+            core.cycle()
+        );
+        assert_eq!(
+            m.live_rows(),
+            core.branches_in_flight(),
+            "rows at cycle {}",
+            core.cycle()
+        );
+        heads[ev.head as usize] += 1;
+    }
+    heads
+}
+
+// ------------------------------------------------------------ test programs
+
+/// A hand-written static program: `code` by address; the committed path follows
+/// `taken(branch index, dynamic count)` for conditionals and `addr(load pc, count)` for memory.
+struct Prog {
+    code: Vec<Instr>,
+    base: u64,
+    cur: usize,
+    count: u64,
+    taken: Box<dyn FnMut(u64, u64) -> bool>,
+    addr: Box<dyn FnMut(u64, u64) -> u64>,
+}
+
+fn alu(pc: u64) -> Instr {
+    Instr {
+        pc,
+        size: 4,
+        class: OpClass::Alu,
+        branch: None,
+        taken: false,
+        target: 0,
+        srcs: [0; 4],
+        dsts: [0; 2],
+        load_addr: 0,
+        store_addr: 0,
+    }
+}
+
+impl Prog {
+    /// Straight-line segments: each `(start, len, end_kind)`; the last instruction of a
+    /// segment is a branch to the next segment's start (wrapping).
+    fn segments(segs: &[(u64, usize)], last_kind: BranchKind) -> Prog {
+        let base = segs.iter().map(|s| s.0).min().unwrap();
+        let top = segs.iter().map(|s| s.0 + s.1 as u64 * 4).max().unwrap();
+        let mut code: Vec<Instr> = (0..(top - base) / 4).map(|i| alu(base + i * 4)).collect();
+        for (k, &(start, len)) in segs.iter().enumerate() {
+            let next = segs[(k + 1) % segs.len()].0;
+            let i = ((start - base) / 4) as usize + len - 1;
+            code[i].class = OpClass::Branch;
+            code[i].branch = Some(if k + 1 == segs.len() {
+                last_kind
+            } else {
+                BranchKind::DirectJump
+            });
+            code[i].target = next;
+        }
+        Prog {
+            code,
+            base,
+            cur: ((segs[0].0 - base) / 4) as usize,
+            count: 0,
+            taken: Box::new(|_, _| true),
+            addr: Box::new(|_, _| 0),
+        }
+    }
+    fn at(&mut self, pc: u64) -> &mut Instr {
+        &mut self.code[((pc - self.base) / 4) as usize]
+    }
+}
+
+impl InstrSource for Prog {
+    fn name(&self) -> &str {
+        "prog"
+    }
+    fn next(&mut self) -> Result<Option<Instr>, SourceError> {
+        let mut i = self.code[self.cur];
+        self.count += 1;
+        match i.class {
+            OpClass::Load => i.load_addr = (self.addr)(i.pc, self.count),
+            OpClass::Store => i.store_addr = (self.addr)(i.pc, self.count),
+            _ => {}
+        }
+        if let Some(k) = i.branch {
+            i.taken = k != BranchKind::Conditional || (self.taken)(i.pc, self.count);
+        }
+        let next = i.next_pc();
+        self.cur = ((next - self.base) / 4) as usize;
+        Ok(Some(i))
+    }
+    fn wrong_path(&mut self, pc: u64) -> Instr {
+        match pc.checked_sub(self.base).map(|o| (o / 4) as usize) {
+            Some(k) if k < self.code.len() && pc % 4 == 0 => {
+                let mut i = self.code[k];
+                i.load_addr = 0;
+                i.store_addr = 0;
+                i
+            }
+            _ => alu(pc),
+        }
+    }
+}
+
+fn cycles_for(cfg: &Config, prog: Prog, warm: u64, n: u64) -> (u64, crate::Stats) {
+    let mut core = Core::new(cfg, prog).unwrap();
+    core.set_warmup(warm);
+    run_checked(&mut core, cfg, n, n * 400 + 100_000);
+    (core.stats().cycles, core.stats().clone())
+}
+
+fn quiet_cfg() -> Config {
+    let mut c = Config::default();
+    c.ideal.itlb = true;
+    c.ideal.dtlb = true;
+    c
+}
+
+// ------------------------------------------------------------ subsystem tests
+
+#[test]
+fn straight_line_code_reaches_commit_width() {
+    let mut cfg = quiet_cfg();
+    cfg.ideal.set_all(true);
+    let p = Prog::segments(&[(0x1000, 512)], BranchKind::DirectJump);
+    let (cycles, st) = cycles_for(&cfg, p, 2000, 20_000);
+    let ipc = st.instructions as f64 / cycles as f64;
+    assert!(ipc > 3.8 && ipc <= 4.0, "ipc {ipc}");
+}
+
+#[test]
+fn load_to_use_latency_on_a_chain_of_hits() {
+    let cfg = quiet_cfg();
+    // a chain: every load reads register 5 and writes it (L1 hits at one address)
+    let mut p = Prog::segments(&[(0x1000, 256)], BranchKind::DirectJump);
+    for k in 0..255u64 {
+        let i = p.at(0x1000 + k * 4);
+        i.class = OpClass::Load;
+        i.srcs = [5, 0, 0, 0];
+        i.dsts = [5, 0];
+    }
+    p.addr = Box::new(|_, _| 0x10_0000);
+    let (cycles, st) = cycles_for(&cfg, p, 1000, 5000);
+    let cpi = cycles as f64 / st.instructions as f64;
+    assert!((1.9..2.2).contains(&cpi), "cpi {cpi} (load latency 2)");
+}
+
+#[test]
+fn mshr_limit_serialises_misses() {
+    let run = |mshrs: u32| {
+        let mut cfg = quiet_cfg();
+        cfg.l1d.mshrs = mshrs;
+        cfg.l2.mshrs = mshrs;
+        let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
+        for k in 0..8u64 {
+            p.at(0x1000 + k * 32).class = OpClass::Load;
+        }
+        // every load a new line, independent
+        p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
+        cycles_for(&cfg, p, 500, 4000).0
+    };
+    let one = run(1);
+    let eight = run(8);
+    assert!(one > eight * 3, "1 MSHR {one} cycles vs 8 MSHRs {eight}");
+}
+
+#[test]
+fn pending_hits_merge_into_one_miss() {
+    let mut cfg = quiet_cfg();
+    cfg.l1d.mshrs = 1;
+    let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
+    for k in 0..8u64 {
+        p.at(0x1000 + k * 32).class = OpClass::Load;
+    }
+    // eight loads per line: one miss, seven pending hits
+    let mut c = 0u64;
+    p.addr = Box::new(move |_, _| {
+        c += 1;
+        0x1000_0000 + c * 8
+    });
+    let (_, st) = cycles_for(&cfg, p, 500, 4000);
+    let loads = st.instructions / 8;
+    assert!(
+        st.all.l1d * 6 < loads,
+        "misses {} for {loads} loads",
+        st.all.l1d
+    );
+}
+
+#[test]
+fn dtlb_misses_show_at_the_head() {
+    let cfg = Config::default();
+    let mut core = crate::workload_core(&cfg, "dtlb", 1).unwrap();
+    core.set_warmup(2000);
+    let heads = run_checked(&mut core, &cfg, 20_000, 2_000_000);
+    assert!(core.stats().committed.dtlb > 100, "{:?}", core.stats());
+    assert!(heads[HeadCause::Dtlb as usize] > 1000, "{heads:?}");
+}
+
+#[test]
+fn rob_fills_behind_a_long_miss() {
+    let cfg = Config::default();
+    let mut core = crate::workload_core(&cfg, "chase", 1).unwrap();
+    core.set_warmup(2000);
+    let heads = run_checked(&mut core, &cfg, 10_000, 3_000_000);
+    assert!(
+        core.stats().rob_full_cycles > core.stats().cycles / 3,
+        "{:?}",
+        core.stats()
+    );
+    assert!(
+        heads[HeadCause::L2d as usize] > core.stats().cycles / 2,
+        "{heads:?}"
+    );
+}
+
+#[test]
+fn misprediction_squashes_and_refetches() {
+    let cfg = quiet_cfg();
+    let mut core = crate::workload_core(&cfg, "branchy", 3).unwrap();
+    let mut m = Mirror::new(&cfg);
+    let mut squashes = 0;
+    let mut wp_dispatch_before_squash = false;
+    for _ in 0..50_000 {
+        let ev = *core.step().unwrap();
+        m.step(&ev).unwrap();
+        assert_eq!(m.rob_count(), core.rob_occupancy());
+        if let Squash::Mispredict(_) = ev.squash {
+            squashes += 1;
+        }
+        wp_dispatch_before_squash |= core.stats().wrong_path_dispatched > 0 && squashes > 0;
+    }
+    let st = core.stats();
+    assert!(squashes > 100, "{squashes}");
+    assert!(
+        st.wrong_path_fetched > 0 && st.wrong_path_dispatched > 0,
+        "{st:?}"
+    );
+    assert!(wp_dispatch_before_squash);
+    assert_eq!(
+        st.committed.mispredicts,
+        st.all.mispredicts.min(st.committed.mispredicts)
+    );
+}
+
+#[test]
+fn wrong_path_fetch_touches_the_icache() {
+    // a 50/50 branch whose taken side skips a cold stretch: the wrong path fetches
+    // lines that the correct path later finds present (all-path misses exceed
+    // committed-path misses)
+    let mut cfg = quiet_cfg();
+    cfg.ideal.l2i = true;
+    let mut p = Prog::segments(&[(0x1000, 4096)], BranchKind::DirectJump);
+    for k in 0..32u64 {
+        let pc = 0x1000 + k * 512;
+        let b = p.at(pc);
+        b.class = OpClass::Branch;
+        b.branch = Some(BranchKind::Conditional);
+        b.target = pc + 256;
+    }
+    let mut x = 12345u64;
+    p.taken = Box::new(move |_, _| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x & 1 == 1
+    });
+    let (_, st) = cycles_for(&cfg, p, 2000, 40_000);
+    assert!(st.all.l1i > st.committed.l1i, "{st:?}");
+}
+
+#[test]
+fn decode_redirects_are_reported() {
+    // cold BTB: direct jumps are redirected at decode
+    let mut cfg = quiet_cfg();
+    cfg.ideal.l1i = true;
+    let segs: Vec<(u64, usize)> = (0..64).map(|k| (0x1000 + k * 0x100, 6)).collect();
+    let p = Prog::segments(&segs, BranchKind::DirectJump);
+    let mut core = Core::new(&cfg, p).unwrap();
+    let mut m = Mirror::new(&cfg);
+    let mut redirects = 0;
+    for _ in 0..2000 {
+        let ev = *core.step().unwrap();
+        m.step(&ev).unwrap();
+        redirects += ev.fe_redirect as u32;
+    }
+    assert!(redirects >= 60, "{redirects}");
+}
+
+#[test]
+fn commit_width_bounds_retirement() {
+    let mut cfg = quiet_cfg();
+    cfg.core.retire_width = 2;
+    cfg.ideal.set_all(true);
+    let p = Prog::segments(&[(0x1000, 512)], BranchKind::DirectJump);
+    let (cycles, st) = cycles_for(&cfg, p, 1000, 10_000);
+    let ipc = st.instructions as f64 / cycles as f64;
+    assert!(ipc > 1.9 && ipc <= 2.0, "ipc {ipc}");
+}
+
+#[test]
+fn watchdog_reports_a_stuck_pipeline() {
+    let mut cfg = quiet_cfg();
+    cfg.core.watchdog_cycles = 1000;
+    cfg.memory_latency = 5000;
+    let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
+    p.at(0x1000).class = OpClass::Load;
+    p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
+    let mut core = Core::new(&cfg, p).unwrap();
+    let mut err = None;
+    for _ in 0..10_000 {
+        if let Err(e) = core.step() {
+            err = Some(e.to_string());
+            break;
+        }
+    }
+    let e = err.expect("watchdog fires");
+    assert!(e.contains("stuck") && e.contains("wait_until"), "{e}");
+}
+
+// ----------------------------------------------- interval-analysis checks
+
+#[test]
+fn isolated_l1i_miss_costs_about_the_l2_latency() {
+    // two 1 KB halves 8 KB apart: their first lines conflict in the direct-mapped
+    // L1I, so every iteration (512 instructions) has two isolated L1I misses (L2 hits)
+    let run = |ideal: bool| {
+        let mut cfg = quiet_cfg();
+        cfg.ideal.l1i = ideal;
+        // the last line of the first half and the first of the second share a set
+        let p = Prog::segments(
+            &[(0x10000, 256), (0x10000 + 8192 + 960, 256)],
+            BranchKind::DirectJump,
+        );
+        let (c, st) = cycles_for(&cfg, p, 5120, 51_200);
+        (c, st)
+    };
+    let (real, st) = run(false);
+    let (ideal, _) = run(true);
+    let misses = st.committed.l1i;
+    assert!(misses >= 190 && misses <= 210, "misses {misses}");
+    let per = (real - ideal) as f64 / misses as f64;
+    assert!(
+        (7.0..=11.0).contains(&per),
+        "penalty per L1I miss {per} (L2 latency 9)"
+    );
+}
+
+#[test]
+fn isolated_long_dmiss_costs_memory_latency_minus_rob_fill() {
+    // one cold load per 1024 independent instructions
+    let run = |ideal: bool| {
+        let mut cfg = quiet_cfg();
+        cfg.ideal.l2d = ideal;
+        let mut p = Prog::segments(&[(0x10000, 1024)], BranchKind::DirectJump);
+        p.at(0x10000).class = OpClass::Load;
+        p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
+        cycles_for(&cfg, p, 4096, 40_960)
+    };
+    let (real, st) = run(false);
+    let (ideal, _) = run(true);
+    let misses = st.committed.l2d;
+    assert!((38..=41).contains(&misses), "misses {misses}");
+    let per = (real - ideal) as f64 / misses as f64;
+    // 250 memory cycles minus the ~128/4 = 32 cycles to fill the ROB
+    assert!(
+        (200.0..=240.0).contains(&per),
+        "penalty per long miss {per}"
+    );
+}
+
+#[test]
+fn independent_long_misses_overlap() {
+    let run = |loads: u64| {
+        let mut cfg = quiet_cfg();
+        let mut p = Prog::segments(&[(0x10000, 1024)], BranchKind::DirectJump);
+        for k in 0..loads {
+            p.at(0x10000 + k * 40).class = OpClass::Load;
+        }
+        p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
+        cfg.ideal.l1i = true;
+        cycles_for(&cfg, p, 4096, 40_960).0
+    };
+    let one = run(1);
+    let four = run(4);
+    assert!(
+        (four as f64) < one as f64 * 1.15,
+        "1 miss/iter {one} cycles, 4 misses/iter {four}"
+    );
+}
+
+#[test]
+fn misprediction_costs_resolution_plus_frontend() {
+    // a 50/50 branch every 256 independent instructions, resolving at once
+    let run = |ideal: bool, chain: u64| {
+        let mut cfg = quiet_cfg();
+        cfg.ideal.bpred = ideal;
+        let mut p = Prog::segments(&[(0x10000, 256)], BranchKind::DirectJump);
+        let b = 0x10000 + 200 * 4;
+        // a dependence chain of `chain` ALU ops feeding the branch
+        for k in 0..chain {
+            let i = p.at(b - (chain - k) * 4);
+            i.srcs = [7, 0, 0, 0];
+            i.dsts = [7, 0];
+        }
+        let br = p.at(b);
+        br.class = OpClass::Branch;
+        br.branch = Some(BranchKind::Conditional);
+        br.target = b + 8;
+        br.srcs = [7, 0, 0, 0];
+        let mut x = 99u64;
+        p.taken = Box::new(move |_, _| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x & 1 == 1
+        });
+        cycles_for(&cfg, p, 2560, 51_200)
+    };
+    let (real, st) = run(false, 0);
+    let (ideal, _) = run(true, 0);
+    let mis = st.committed.mispredicts;
+    assert!(mis > 50, "mispredictions {mis}");
+    let per = (real - ideal) as f64 / mis as f64;
+    assert!(
+        (5.0..=14.0).contains(&per),
+        "penalty per misprediction {per}"
+    );
+    // a longer resolution time costs more, about one cycle per chain link
+    let (real_c, st_c) = run(false, 24);
+    let (ideal_c, _) = run(true, 24);
+    let per_c = (real_c - ideal_c) as f64 / st_c.committed.mispredicts as f64;
+    assert!(
+        per_c > per + 10.0,
+        "with a 24-op chain {per_c}, without {per}"
+    );
+}
+
+// ------------------------------------------------------------ suite checks
+
+#[test]
+fn every_suite_workload_runs_legally() {
+    let cfg = Config::default();
+    for spec in workloads::suite() {
+        let mut core = Core::new(&cfg, Workload::new(&spec, 7)).unwrap();
+        core.set_warmup(3000);
+        run_checked(&mut core, &cfg, 12_000, 5_000_000);
+        let st = core.stats();
+        assert_eq!(st.instructions, core.counted_retired(), "{}", spec.name);
+        assert!(st.instructions >= 12_000, "{}", spec.name);
+    }
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let cfg = Config::default();
+    let run = || {
+        let mut core = crate::workload_core(&cfg, "server", 11).unwrap();
+        let mut evs = Vec::new();
+        for _ in 0..20_000 {
+            evs.push(*core.step().unwrap());
+        }
+        (evs, core.stats().clone())
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn all_ideal_balanced_runs_near_width() {
+    let mut cfg = Config::default();
+    cfg.ideal.set_all(true);
+    let mut core = crate::workload_core(&cfg, "balanced", 1).unwrap();
+    core.set_warmup(5000);
+    run_checked(&mut core, &cfg, 50_000, 1_000_000);
+    let ipc = 1.0 / core.stats().cpi();
+    assert!(ipc > 3.3, "ipc {ipc} with every idealisation on");
+}
+
+#[test]
+fn suite_names_are_unique_and_at_least_twelve() {
+    let names = workloads::names();
+    assert!(names.len() >= 12);
+    let mut s = names.clone();
+    s.sort();
+    s.dedup();
+    assert_eq!(s.len(), names.len());
+    assert!(workloads::by_name("nope").is_none());
+}
