@@ -1,1 +1,2 @@
-mod placeholder {}
+mod rules;
+mod scenarios;
