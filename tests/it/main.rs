@@ -1,2 +1,3 @@
 mod rules;
 mod scenarios;
+mod traces;

@@ -1,0 +1,217 @@
+//! The two shared ChampSim traces through `sim::trace`, checked record by record
+//! against an independent decoding of the raw 64-byte records written here (its
+//! own xz stream, field offsets and kind rules; nothing from `sim::trace` but the
+//! source under test).
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use sim::trace::TraceSource;
+use sim::{BranchKind, Instr, InstrSource, OpClass};
+
+/// Records compared per trace.
+const RECORDS: u64 = 2_000_000;
+/// Records in each shared trace (see `shared/traces/README.md`).
+const TRACE_RECORDS: u64 = 13_000_000;
+
+const TRACES: [&str; 2] = [
+    "xz6_x86_skip50M_13M.champsimtrace.xz",
+    "sqlite3_x86_skip100M_13M.champsimtrace.xz",
+];
+
+fn trace_path(name: &str) -> PathBuf {
+    // The `shared` directory beside the repository.
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/traces")
+        .join(name);
+    assert!(
+        p.is_file(),
+        "shared trace {} not found: the tests expect the `shared/traces` directory \
+         beside the repository (../shared/traces from the repository root)",
+        p.display()
+    );
+    p
+}
+
+/// One raw record, decoded independently.
+#[derive(Clone, Copy)]
+struct Raw {
+    ip: u64,
+    taken_bit: u8,
+    dst: [u8; 2],
+    src: [u8; 4],
+    dst_mem: [u64; 2],
+    src_mem: [u64; 4],
+}
+
+fn le64(b: &[u8]) -> u64 {
+    b.iter().rev().fold(0, |acc, &x| (acc << 8) | x as u64)
+}
+
+fn decode(b: &[u8; 64]) -> Raw {
+    let mut dst_mem = [0; 2];
+    let mut src_mem = [0; 4];
+    for (i, m) in dst_mem.iter_mut().enumerate() {
+        *m = le64(&b[16 + 8 * i..24 + 8 * i]);
+    }
+    for (i, m) in src_mem.iter_mut().enumerate() {
+        *m = le64(&b[32 + 8 * i..40 + 8 * i]);
+    }
+    Raw {
+        ip: le64(&b[0..8]),
+        taken_bit: b[9],
+        dst: [b[10], b[11]],
+        src: [b[12], b[13], b[14], b[15]],
+        dst_mem,
+        src_mem,
+    }
+}
+
+/// The issue's rules as a table on (reads SP, reads IP, reads flags, reads
+/// another register, writes SP), for a record that writes IP (register 26).
+fn kind_of(r: &Raw) -> Option<BranchKind> {
+    if !r.dst.contains(&26) {
+        return None;
+    }
+    let reads = |x: u8| r.src.contains(&x);
+    let other = r.src.iter().any(|&x| !matches!(x, 0 | 6 | 25 | 26));
+    Some(
+        match (reads(6), reads(26), reads(25), other, r.dst.contains(&6)) {
+            (false, _, false, false, _) => BranchKind::DirectJump,
+            (false, false, false, true, _) => BranchKind::IndirectJump,
+            (false, true, true, _, false) | (false, true, false, true, false) => {
+                BranchKind::Conditional
+            }
+            (true, true, false, false, true) => BranchKind::DirectCall,
+            (true, true, false, true, true) => BranchKind::IndirectCall,
+            (true, false, _, _, true) => BranchKind::Return,
+            _ => BranchKind::Other,
+        },
+    )
+}
+
+fn kind_index(k: BranchKind) -> usize {
+    match k {
+        BranchKind::Conditional => 0,
+        BranchKind::DirectJump => 1,
+        BranchKind::IndirectJump => 2,
+        BranchKind::DirectCall => 3,
+        BranchKind::IndirectCall => 4,
+        BranchKind::Return => 5,
+        BranchKind::Other => 6,
+    }
+}
+
+/// Compare the first `RECORDS` instructions of a trace with the raw records.
+fn check_trace(name: &str) {
+    let path = trace_path(name);
+    let file = std::fs::File::open(&path).expect("open trace");
+    let mut raw = std::io::BufReader::with_capacity(
+        1 << 16,
+        xz2::read::XzDecoder::new_multi_decoder(file),
+    );
+    let mut src = TraceSource::open(&path, 0).expect("open trace source");
+    let mut read = |buf: &mut [u8; 64]| raw.read_exact(buf).map(|_| decode(buf));
+    let mut buf = [0u8; 64];
+    let mut cur = read(&mut buf).expect("first record");
+    let mut counts = [0u64; 7];
+    let mut memory_ops = [0u64; 2];
+    for n in 0..RECORDS {
+        let next = read(&mut buf).expect("trace shorter than expected");
+        let got: Instr = src
+            .next_instr()
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .unwrap_or_else(|| panic!("{name}: ended at {n}"));
+        let kind = kind_of(&cur);
+        if let Some(k) = kind {
+            counts[kind_index(k)] += 1;
+        }
+        let taken = match kind {
+            None => false,
+            Some(BranchKind::Conditional | BranchKind::Other) => cur.taken_bit == 1,
+            Some(_) => true,
+        };
+        let first = |m: &[u64]| m.iter().copied().find(|&a| a != 0).unwrap_or(0);
+        let (ld, st) = (first(&cur.src_mem), first(&cur.dst_mem));
+        memory_ops[0] += (ld != 0) as u64;
+        memory_ops[1] += (st != 0) as u64;
+        let class = match (kind, ld, st) {
+            (Some(_), _, _) => OpClass::Branch,
+            (None, 1.., _) => OpClass::Load,
+            (None, 0, 1..) => OpClass::Store,
+            (None, 0, 0) => OpClass::Alu,
+        };
+        let ctx = || format!("{name}: record {n} ip {:#x}: got {got:x?}", cur.ip);
+        assert_eq!(got.pc, cur.ip, "{}", ctx());
+        assert_eq!(got.branch, kind, "{}", ctx());
+        assert_eq!(got.taken, taken, "{}", ctx());
+        assert_eq!(got.class, class, "{}", ctx());
+        assert_eq!((got.load_addr, got.store_addr), (ld, st), "{}", ctx());
+        assert_eq!((got.srcs, got.dsts), (cur.src, cur.dst), "{}", ctx());
+        if taken {
+            assert_eq!(got.target, next.ip, "{}", ctx());
+        } else {
+            let gap = next.ip.wrapping_sub(cur.ip);
+            if (1..=15).contains(&gap) {
+                assert_eq!(got.size as u64, gap, "{}", ctx());
+            }
+        }
+        assert!((1..=15).contains(&got.size), "{}", ctx());
+        cur = next;
+    }
+    let stats = src.stats();
+    let k = stats.kinds;
+    let mine = [
+        k.conditional,
+        k.direct_jump,
+        k.indirect_jump,
+        k.direct_call,
+        k.indirect_call,
+        k.ret,
+        k.other,
+    ];
+    println!(
+        "{name}: {RECORDS} records; branches cond/jmp/ijmp/call/icall/ret/other {counts:?}; \
+         loads {} stores {}; image {} addresses",
+        memory_ops[0], memory_ops[1], stats.image_addresses
+    );
+    assert_eq!(mine, counts, "{name}: branch kinds (source vs raw count)");
+    assert_eq!(stats.records, RECORDS);
+    // Real programs: branches are a plausible share of the instructions, and
+    // these x86 binaries have every kind but "other".
+    let branches: u64 = counts.iter().sum();
+    assert!(
+        branches * 100 > RECORDS * 5 && branches * 100 < RECORDS * 40,
+        "{name}: {branches} branches"
+    );
+    assert!(counts[..6].iter().all(|&c| c > 0), "{name}: {counts:?}");
+}
+
+#[test]
+fn xz_trace_matches_an_independent_decoding() {
+    check_trace(TRACES[0]);
+}
+
+#[test]
+fn sqlite3_trace_matches_an_independent_decoding() {
+    check_trace(TRACES[1]);
+}
+
+#[test]
+fn skipping_to_the_last_records_ends_cleanly() {
+    let mut s = TraceSource::open(trace_path(TRACES[0]), TRACE_RECORDS - 10).expect("open");
+    let mut n = 0;
+    let mut last = None;
+    while let Some(i) = s.next().expect("valid tail") {
+        n += 1;
+        last = Some(i);
+    }
+    assert_eq!(n, 10);
+    assert_eq!(s.stats().skipped, TRACE_RECORDS - 10);
+    assert!(last.is_some());
+    assert!(s.next().expect("still at the end").is_none());
+    let e = TraceSource::open(trace_path(TRACES[0]), TRACE_RECORDS)
+        .err()
+        .expect("nothing left to simulate");
+    assert!(e.to_string().contains("--skip 13000000"), "{e}");
+}
