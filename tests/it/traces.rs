@@ -106,10 +106,8 @@ fn kind_index(k: BranchKind) -> usize {
 fn check_trace(name: &str) {
     let path = trace_path(name);
     let file = std::fs::File::open(&path).expect("open trace");
-    let mut raw = std::io::BufReader::with_capacity(
-        1 << 16,
-        xz2::read::XzDecoder::new_multi_decoder(file),
-    );
+    let mut raw =
+        std::io::BufReader::with_capacity(1 << 16, xz2::read::XzDecoder::new_multi_decoder(file));
     let mut src = TraceSource::open(&path, 0).expect("open trace source");
     let mut read = |buf: &mut [u8; 64]| raw.read_exact(buf).map(|_| decode(buf));
     let mut buf = [0u8; 64];
