@@ -142,7 +142,7 @@ pub fn off() -> CycleEvents {
 pub fn seq(parts: &[(usize, CycleEvents)]) -> Vec<CycleEvents> {
     parts
         .iter()
-        .flat_map(|&(n, ev)| std::iter::repeat(ev).take(n))
+        .flat_map(|&(n, ev)| (0..n).map(move |_| ev))
         .collect()
 }
 
