@@ -49,6 +49,14 @@ mod tests;
 pub use coverage::Coverage;
 pub use illegal::{mutate_illegal, random_bundle};
 pub use protocol::{ProtocolState, TrackedRow, Violation};
+/// The random number generator of this module (xoshiro256++), for callers of
+/// [`mutate_illegal`] and [`random_bundle`] that do not depend on `rand` themselves.
+pub use rand_xoshiro::Xoshiro256PlusPlus as GenRng;
+
+/// A [`GenRng`] seeded from `seed`.
+pub fn seeded_rng(seed: u64) -> GenRng {
+    GenRng::seed_from_u64(seed)
+}
 
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;

@@ -1,3 +1,4 @@
+mod props;
 mod rules;
 mod scenarios;
 mod traces;

@@ -1,0 +1,650 @@
+//! Property tests: random legal streams from `events::gen` through the lock-step
+//! checker (`hw` and `golden` compared on every visible field every cycle), with
+//! the invariants of spec section 5 checked every cycle on the views; and random
+//! illegal bundles, which must never panic and must latch the same
+//! {bundle, field, rule} in both models as the protocol tracker predicts.
+//!
+//! Every case runs at least 256 times by default (`PROPTEST_CASES=N` for more or
+//! fewer). A failing case prints its seed, parameters and knobs; proptest shrinks
+//! it to the shortest stream that still fails.
+
+use cpistack::check::LockStep;
+use events::gen::{
+    mutate_illegal, random_bundle, seeded_rng, Coverage, GenConfig, Generator, ProtocolState,
+};
+use events::{
+    Counter, CounterUnit, CycleEvents, FetchStall, Params, ProtocolError, RowView, Squash,
+    UnitView, Variant,
+};
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+
+/// 256 cases unless `PROPTEST_CASES` says otherwise.
+fn cases() -> ProptestConfig {
+    let mut c = ProptestConfig::default();
+    if std::env::var_os("PROPTEST_CASES").is_none() {
+        c.cases = 256;
+    }
+    c
+}
+
+// ---------------------------------------------------------------------------
+// Strategies
+// ---------------------------------------------------------------------------
+
+fn variant() -> impl Strategy<Value = Variant> {
+    prop_oneof![Just(Variant::Fmt), Just(Variant::Sfmt)]
+}
+
+fn pow2(lo: u32, hi: u32) -> impl Strategy<Value = u32> {
+    (lo.ilog2()..=hi.ilog2()).prop_map(|b| 1 << b)
+}
+
+fn widths() -> impl Strategy<Value = (u32, u32, u32)> {
+    (1u32..=8, 1u32..=8, 1u32..=8)
+}
+
+fn with_widths(p: Params, (f, d, r): (u32, u32, u32)) -> Params {
+    Params {
+        fetch_width: f,
+        dispatch_width: d,
+        retire_width: r,
+        ..p
+    }
+}
+
+/// The default parameters (64 rows, 128 ROB entries, 16/48-bit counters).
+fn default_params() -> impl Strategy<Value = Params> {
+    variant().prop_map(|v| Params::default().with_variant(v))
+}
+
+/// `fmt_rows` 2 or 4, any ROB and widths.
+fn few_rows() -> impl Strategy<Value = Params> {
+    (
+        variant(),
+        pow2(2, 4),
+        2u32..=192,
+        widths(),
+        1u32..=32,
+        8u32..=64,
+    )
+        .prop_map(|(v, rows, rob, w, lb, gb)| {
+            with_widths(
+                Params {
+                    rob_entries: rob,
+                    fmt_rows: rows,
+                    local_bits: lb,
+                    global_bits: gb,
+                    variant: v,
+                    ..Params::default()
+                },
+                w,
+            )
+        })
+}
+
+/// Tiny counters: `local_bits` 1..=4, `global_bits` 8.
+fn tiny_counters() -> impl Strategy<Value = Params> {
+    (variant(), pow2(2, 64), 2u32..=128, widths(), 1u32..=4).prop_map(|(v, rows, rob, w, lb)| {
+        with_widths(
+            Params {
+                rob_entries: rob,
+                fmt_rows: rows,
+                local_bits: lb,
+                global_bits: 8,
+                variant: v,
+                ..Params::default()
+            },
+            w,
+        )
+    })
+}
+
+/// A small ROB (2..=16 entries), small widths.
+fn small_rob() -> impl Strategy<Value = Params> {
+    (
+        variant(),
+        pow2(2, 32),
+        2u32..=16,
+        (1u32..=4, 1u32..=4, 1u32..=4),
+        1u32..=12,
+        8u32..=16,
+    )
+        .prop_map(|(v, rows, rob, w, lb, gb)| {
+            with_widths(
+                Params {
+                    rob_entries: rob,
+                    fmt_rows: rows,
+                    local_bits: lb,
+                    global_bits: gb,
+                    variant: v,
+                    ..Params::default()
+                },
+                w,
+            )
+        })
+}
+
+/// Any legal parameters.
+fn any_params() -> impl Strategy<Value = Params> {
+    prop_oneof![default_params(), few_rows(), tiny_counters(), small_rob()]
+}
+
+/// Knobs: a preset, then randomised rates. One case in eight has a quiet frontend
+/// (no misprediction, no I-miss), for the "no mispredictions and no fetch stalls"
+/// invariant.
+fn knobs() -> impl Strategy<Value = GenConfig> {
+    (
+        prop_oneof![Just(GenConfig::realistic()), Just(GenConfig::stress())],
+        0.02f64..0.6,
+        0.0f64..0.4,
+        0.0f64..3.0,
+        0.0f64..3.0,
+        0.0f64..0.06,
+        0.0f64..0.02,
+        0.0f64..0.01,
+        1u32..=6,
+        1u32..=40,
+        0u32..8,
+    )
+        .prop_map(
+            |(base, bf, mr, iscale, hscale, redirect, flush, off, depth, fq, quiet)| {
+                let mut c = base;
+                c.branch_frac = bf;
+                c.mispredict_rate = mr;
+                for e in [&mut c.l1i, &mut c.l2i, &mut c.itlb] {
+                    e.rate = (e.rate * iscale).min(0.3);
+                }
+                for e in [
+                    &mut c.head_l1d,
+                    &mut c.head_l2d,
+                    &mut c.head_dtlb,
+                    &mut c.head_longlat,
+                    &mut c.head_other,
+                ] {
+                    e.rate = (e.rate * hscale).min(0.15);
+                }
+                c.redirect_rate = redirect;
+                c.flush_rate = flush;
+                c.count_off.rate = off;
+                c.frontend_depth = depth;
+                c.fetch_queue = fq;
+                if quiet == 0 {
+                    c.mispredict_rate = 0.0;
+                    c.l1i.rate = 0.0;
+                    c.l2i.rate = 0.0;
+                    c.itlb.rate = 0.0;
+                    c.imiss_after_restart = 0.0;
+                }
+                c
+            },
+        )
+}
+
+// ---------------------------------------------------------------------------
+// Invariants of spec section 5
+// ---------------------------------------------------------------------------
+
+/// What the stream so far implies, kept by the test beside the units.
+#[derive(Clone, Debug)]
+struct Expect {
+    /// The protocol state (ROB mirror, rows, refill flags, I-miss bits).
+    st: ProtocolState,
+    /// The generator's own ROB occupancy.
+    core_rob: u32,
+    /// Counted cycles and instructions committed while counting (exact, unwrapped).
+    counted: u64,
+    retired: u64,
+    /// Some misprediction / fetch stall so far.
+    any_mispredict: bool,
+    any_stall: bool,
+}
+
+impl Expect {
+    fn new(p: Params) -> Self {
+        Self {
+            st: ProtocolState::new(p),
+            core_rob: 0,
+            counted: 0,
+            retired: 0,
+            any_mispredict: false,
+            any_stall: false,
+        }
+    }
+    fn apply(&mut self, ev: &CycleEvents) {
+        self.st.apply(ev);
+        if ev.count_enable {
+            self.counted += 1;
+            self.retired += ev.retired as u64;
+        }
+        self.any_mispredict |= matches!(ev.squash, Squash::Mispredict(_));
+        self.any_stall |= ev.fetch_stall != FetchStall::None;
+    }
+}
+
+/// The invariants of spec section 5 (and the consistency of the view), on one
+/// unit's view and rows after a bundle. `rows` oldest first, accumulation row last.
+fn check_invariants(p: &Params, v: &UnitView, rows: &[RowView], x: &Expect) -> Result<(), String> {
+    macro_rules! ensure {
+        ($c:expr, $($m:tt)*) => {
+            if !$c {
+                return Err(format!($($m)*));
+            }
+        };
+    }
+    let c = |k: Counter| v.counters.get(k);
+    ensure!(v.error.is_none(), "a legal stream latched {:?}", v.error);
+    // Pointer ordering: head <= dtail <= ftail, ftail - head <= fmt_rows - 1.
+    let live = v.dispatched_rows + v.fetched_rows;
+    ensure!(live < p.fmt_rows, "rows {live} > fmt_rows - 1");
+    ensure!(
+        v.free_rows == p.fmt_rows - 1 - live,
+        "free_rows {} with {} dispatched + {} fetched rows",
+        v.free_rows,
+        v.dispatched_rows,
+        v.fetched_rows
+    );
+    ensure!(
+        rows.len() as u32 == live + 1,
+        "{} rows walked, expected {}",
+        rows.len(),
+        live + 1
+    );
+    for (i, r) in rows.iter().enumerate() {
+        let disp = (i as u32) < v.dispatched_rows;
+        ensure!(
+            r.dispatched == disp,
+            "row[{i}].dispatched = {}",
+            r.dispatched
+        );
+        ensure!(
+            disp || r.rob_id == 0,
+            "undispatched row[{i}] has rob_id {}",
+            r.rob_id
+        );
+        ensure!(
+            disp || (!r.mispredict && !r.done && r.penalty == 0),
+            "undispatched row[{i}] = {r:?}"
+        );
+        let lmax = p.local_max();
+        ensure!(
+            [r.penalty, r.l1i, r.l2i, r.itlb]
+                .iter()
+                .all(|&l| l as u64 <= lmax),
+            "row[{i}] above 2^local_bits - 1: {r:?}"
+        );
+        if p.variant == Variant::Sfmt {
+            ensure!(
+                r.l1i == 0 && r.l2i == 0 && r.itlb == 0,
+                "sFMT row[{i}] {r:?}"
+            );
+        }
+    }
+    // ROB mirror = the core's ROB.
+    ensure!(v.rob_count <= p.rob_entries, "rob_count {}", v.rob_count);
+    ensure!(
+        v.rob_full == (v.rob_count == p.rob_entries),
+        "rob_full {} with rob_count {}",
+        v.rob_full,
+        v.rob_count
+    );
+    ensure!(
+        v.rob_count == x.core_rob,
+        "rob_count {} but the core holds {}",
+        v.rob_count,
+        x.core_rob
+    );
+    ensure!(
+        v.rob_head == x.st.rob_head(),
+        "rob_head {} expected {}",
+        v.rob_head,
+        x.st.rob_head()
+    );
+    // Rows = the protocol's rows.
+    ensure!(
+        v.dispatched_rows == x.st.dispatched_rows() && v.fetched_rows == x.st.fetched_rows(),
+        "rows {}+{} expected {}+{}",
+        v.dispatched_rows,
+        v.fetched_rows,
+        x.st.dispatched_rows(),
+        x.st.fetched_rows()
+    );
+    for (i, (r, t)) in rows.iter().zip(x.st.rows()).enumerate() {
+        ensure!(
+            r.rob_id == t.rob_id && r.mispredict == t.mispredict && r.done == t.done,
+            "row[{i}] = {r:?}, expected {t:?}"
+        );
+    }
+    ensure!(
+        v.refilling == x.st.refilling() && v.refill_pending == x.st.refill_pending(),
+        "refilling/refill_pending {}/{} expected {}/{}",
+        v.refilling,
+        v.refill_pending,
+        x.st.refilling(),
+        x.st.refill_pending()
+    );
+    // cycles and retired: exact modulo 2^global_bits, overflow flag iff wrapped.
+    let mask = p.global_mask();
+    for (k, want) in [(Counter::Cycles, x.counted), (Counter::Retired, x.retired)] {
+        ensure!(
+            c(k) == want & mask,
+            "{} = {} but {} expected (mod 2^{})",
+            k.name(),
+            c(k),
+            want,
+            p.global_bits
+        );
+        ensure!(
+            v.counters.overflowed(k) == (want > mask),
+            "{}.overflow = {} after {want}",
+            k.name(),
+            v.counters.overflowed(k)
+        );
+    }
+    // FMT, no overflow: the components never exceed cycles.
+    if p.variant == Variant::Fmt && v.counters.overflow == 0 {
+        let sum: u64 = Counter::COMPONENTS.iter().map(|&k| c(k)).sum();
+        ensure!(
+            sum <= c(Counter::Cycles),
+            "FMT charged {sum} > cycles {}",
+            c(Counter::Cycles)
+        );
+    }
+    // No mispredictions and no fetch stalls: the frontend components stay 0.
+    if !x.any_mispredict && !x.any_stall {
+        for k in [Counter::Bpred, Counter::L1i, Counter::L2i, Counter::Itlb] {
+            ensure!(
+                c(k) == 0,
+                "{} = {} with no misprediction and no stall",
+                k.name(),
+                c(k)
+            );
+        }
+        ensure!(v.pending == Default::default(), "pending {:?}", v.pending);
+    }
+    // The pending sums are what the rows (or sFMT's shared counters) hold.
+    let sum = |f: fn(&RowView) -> u32| rows.iter().map(|r| f(r) as u64).sum::<u64>();
+    let bpred: u64 = rows
+        .iter()
+        .filter(|r| r.dispatched && r.mispredict)
+        .map(|r| r.penalty as u64)
+        .sum();
+    ensure!(
+        v.pending.bpred == bpred,
+        "pending.bpred {} rows {bpred}",
+        v.pending.bpred
+    );
+    match p.variant {
+        Variant::Fmt => {
+            ensure!(
+                (v.pending.l1i, v.pending.l2i, v.pending.itlb)
+                    == (sum(|r| r.l1i), sum(|r| r.l2i), sum(|r| r.itlb)),
+                "pending {:?} differs from the rows' I-counters",
+                v.pending
+            );
+            ensure!(
+                v.shared_i == [0; 3] && v.imiss_bits == 0,
+                "FMT shared state {v:?}"
+            );
+        }
+        Variant::Sfmt => {
+            let s = v.shared_i.map(|n| n as u64);
+            ensure!(
+                [v.pending.l1i, v.pending.l2i, v.pending.itlb] == s,
+                "pending {:?} shared {:?}",
+                v.pending,
+                v.shared_i
+            );
+            ensure!(
+                v.shared_i.iter().all(|&n| n as u64 <= p.local_max()),
+                "shared_i above 2^local_bits - 1: {:?}",
+                v.shared_i
+            );
+            let marked = (0..v.rob_count)
+                .filter(|a| x.st.imiss(((v.rob_head + a) % p.rob_entries) as u16))
+                .count() as u32;
+            ensure!(
+                v.imiss_bits == marked,
+                "imiss_bits {} expected {marked}",
+                v.imiss_bits
+            );
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Runners
+// ---------------------------------------------------------------------------
+
+/// What a legal run reached.
+struct Reached {
+    cov: Coverage,
+    view: UnitView,
+}
+
+/// `cycles` bundles of a random legal stream through the lock-step checker, the
+/// invariants checked every cycle. Errors name the seed, the cycle and the field.
+fn run_legal(p: Params, cfg: &GenConfig, seed: u64, cycles: u64) -> Result<Reached, String> {
+    let ctx = |c: u64, e: String| {
+        format!(
+            "seed {seed}, cycle {c}, {} params {p:?}, knobs {cfg:?}:\n{e}",
+            p.variant
+        )
+    };
+    let mut ls = LockStep::new(p).map_err(|e| e.to_string())?.with_seed(seed);
+    let mut gen = Generator::new(p, cfg.clone(), seed);
+    let mut x = Expect::new(p);
+    let mut cov = Coverage::default();
+    let mut rows = Vec::with_capacity(p.fmt_rows as usize + 1);
+    for c in 0..cycles {
+        let ev = gen.next().expect("infinite");
+        if let Err(v) = x.st.check(&ev) {
+            return Err(ctx(
+                c,
+                format!("the generator emitted an illegal bundle ({v}): {ev:?}"),
+            ));
+        }
+        cov.observe(&x.st, &ev);
+        ls.step(&ev).map_err(|m| ctx(c, m.to_string()))?;
+        x.apply(&ev);
+        x.core_rob = gen.rob_occupancy();
+        let v = ls.hw().view();
+        rows.clear();
+        ls.hw().for_each_row(&mut |_, r| rows.push(r));
+        check_invariants(&p, &v, &rows, &x).map_err(|e| ctx(c, e))?;
+    }
+    Ok(Reached {
+        cov,
+        view: ls.hw().view(),
+    })
+}
+
+fn rows_of(u: &dyn CounterUnit) -> Vec<RowView> {
+    let mut v = vec![];
+    u.for_each_row(&mut |_, r| v.push(r));
+    v
+}
+
+/// A legal prefix of `prefix` bundles, then one illegal bundle (a mutated legal one,
+/// or a random one), then `tail` random bundles. Both models must latch the
+/// tracker's verdict at that bundle and freeze from then on.
+fn run_illegal(p: Params, seed: u64, prefix: u64, fully_random: bool) -> Result<(), String> {
+    let ctx = |e: String| format!("seed {seed}, prefix {prefix}, params {p:?}: {e}");
+    let mut ls = LockStep::new(p).map_err(|e| e.to_string())?.with_seed(seed);
+    let mut gen = Generator::new(p, GenConfig::stress(), seed);
+    let mut st = ProtocolState::new(p);
+    let mut rng = seeded_rng(seed ^ 0x9e37_79b9_7f4a_7c15);
+    for _ in 0..prefix {
+        let ev = gen.next().expect("infinite");
+        ls.step(&ev).map_err(|m| ctx(m.to_string()))?;
+        st.apply(&ev);
+    }
+    let legal = gen.next().expect("infinite");
+    let (bad, verdict) = if fully_random {
+        let b = random_bundle(&mut rng);
+        (b, st.check(&b).err())
+    } else {
+        let (b, v) = mutate_illegal(&legal, &st, &mut rng);
+        (b, Some(v))
+    };
+    ls.step(&bad).map_err(|m| ctx(m.to_string()))?;
+    let want = verdict.map(|v| ProtocolError {
+        bundle: prefix,
+        field: v.field,
+        rule: v.rule,
+    });
+    let (g, h) = (ls.golden().view(), ls.hw().view());
+    if g.error != want || h.error != want {
+        return Err(ctx(format!(
+            "bundle {bad:?}: expected error {want:?}, golden latched {:?}, hw latched {:?}",
+            g.error, h.error
+        )));
+    }
+    let Some(want) = want else {
+        return Ok(()); // a random bundle that happens to be legal
+    };
+    let msg = want.to_string();
+    if !msg.contains(&format!("rule {}", want.rule)) || !msg.contains(want.field.name()) {
+        return Err(ctx(format!(
+            "the error message does not name the rule: {msg}"
+        )));
+    }
+    // Frozen: later bundles, legal or not, change nothing.
+    let frozen = (h, rows_of(ls.hw()), rows_of(ls.golden()));
+    for i in 0..20 {
+        let ev = if i % 2 == 0 {
+            gen.next().expect("infinite")
+        } else {
+            random_bundle(&mut rng)
+        };
+        ls.step(&ev).map_err(|m| ctx(m.to_string()))?;
+        let now = (ls.hw().view(), rows_of(ls.hw()), rows_of(ls.golden()));
+        if now != frozen {
+            return Err(ctx(format!(
+                "state changed after the latched error, bundle {ev:?}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn fail(e: String) -> TestCaseError {
+    TestCaseError::fail(e)
+}
+
+// ---------------------------------------------------------------------------
+// Properties
+// ---------------------------------------------------------------------------
+
+proptest! {
+    #![proptest_config(cases())]
+
+    /// Default parameters, both variants, random knobs.
+    #[test]
+    fn lockstep_default_params(p in default_params(), cfg in knobs(), seed in any::<u64>(), n in 1000u64..4000) {
+        run_legal(p, &cfg, seed, n).map_err(fail)?;
+    }
+
+    /// `fmt_rows` 2 and 4: the table is the limit; the core must still make progress.
+    #[test]
+    fn lockstep_few_rows(p in few_rows(), cfg in knobs(), seed in any::<u64>(), n in 1000u64..4000) {
+        let r = run_legal(p, &cfg, seed, n).map_err(fail)?;
+        prop_assert!(r.view.counters.get(Counter::Retired) > 0 || r.cov.count_off == n,
+            "seed {seed}: nothing retired in {n} cycles with {p:?}");
+    }
+
+    /// Tiny counters (`local_bits` 1..=4, `global_bits` 8): saturation and wrap.
+    #[test]
+    fn lockstep_tiny_counters(p in tiny_counters(), cfg in knobs(), seed in any::<u64>(), n in 1000u64..4000) {
+        run_legal(p, &cfg, seed, n).map_err(fail)?;
+    }
+
+    /// A small ROB (2..=16 entries): ids wrap every few instructions.
+    #[test]
+    fn lockstep_small_rob(p in small_rob(), cfg in knobs(), seed in any::<u64>(), n in 1000u64..4000) {
+        run_legal(p, &cfg, seed, n).map_err(fail)?;
+    }
+
+    /// A mutated legal bundle after a legal prefix: the tracker's {bundle, field,
+    /// rule} latched in both models, nothing changes afterwards.
+    #[test]
+    fn illegal_bundle_latches_the_same_error(p in any_params(), seed in any::<u64>(), prefix in 0u64..1500) {
+        run_illegal(p, seed, prefix, false).map_err(fail)?;
+    }
+
+    /// A bundle of random field values after a legal prefix: no panic; if it is
+    /// illegal, the same latch in both models as the tracker says.
+    #[test]
+    fn random_bundle_never_panics(p in any_params(), seed in any::<u64>(), prefix in 0u64..1500) {
+        run_illegal(p, seed, prefix, true).map_err(fail)?;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reachability (deterministic seeds)
+// ---------------------------------------------------------------------------
+
+/// With small widths, local saturation and global wrap (of `cycles` and of some
+/// component) happen within a few thousand cycles, in both variants.
+#[test]
+fn tiny_widths_saturate_and_wrap_within_a_few_thousand_cycles() {
+    for variant in [Variant::Fmt, Variant::Sfmt] {
+        for lb in 2..=4 {
+            for seed in 0..4u64 {
+                let p = Params {
+                    local_bits: lb,
+                    global_bits: 8,
+                    variant,
+                    ..Params::default()
+                };
+                let r = run_legal(p, &GenConfig::stress(), seed, 5000)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                let v = r.view;
+                assert!(
+                    v.saturated,
+                    "seed {seed} {variant} local_bits {lb}: no saturation"
+                );
+                assert!(
+                    v.counters.overflowed(Counter::Cycles),
+                    "seed {seed}: cycles did not wrap"
+                );
+                assert!(
+                    Counter::COMPONENTS
+                        .iter()
+                        .any(|&k| v.counters.overflowed(k)),
+                    "seed {seed} {variant}: no component wrapped: {:?}",
+                    v.counters
+                );
+            }
+        }
+    }
+}
+
+/// The stress mix reaches every behaviour of the contract through the checker
+/// (default parameters, and 4 rows for the row-limit behaviours).
+#[test]
+fn stress_reaches_every_behaviour_through_the_checker() {
+    for variant in [Variant::Fmt, Variant::Sfmt] {
+        let seed = 11;
+        let p = Params::default().with_variant(variant);
+        let r = run_legal(p, &GenConfig::stress(), seed, 60_000).unwrap_or_else(|e| panic!("{e}"));
+        let row_limit = ["no free row", "fetch took the last free row"];
+        for (name, n) in r.cov.items() {
+            assert!(
+                n > 0 || row_limit.contains(&name),
+                "seed {seed} {variant}: never reached `{name}`"
+            );
+        }
+        let p = Params { fmt_rows: 4, ..p };
+        let r = run_legal(p, &GenConfig::stress(), seed, 20_000).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            r.cov.no_free_row > 0 && r.cov.fetch_took_last_row > 0,
+            "seed {seed} {variant}"
+        );
+        assert!(
+            r.view.counters.get(Counter::Retired) > 4_000,
+            "seed {seed} {variant}: too little progress"
+        );
+    }
+}
