@@ -301,7 +301,8 @@ fn dump(t: &Trace) -> String {
 }
 
 /// Run scenario `name` with variant `v` on `hw`, on `golden` and through the
-/// lock-step checker; check every expectation on both models.
+/// lock-step checker; check every expectation on both models, and (FMT) the
+/// spec-5 invariant that the components never exceed `cycles` at any boundary.
 fn check(name: &str, v: Variant, expect: &[At]) {
     let s = by_name(name).unwrap_or_else(|| panic!("no scenario `{name}`"));
     let p = s.params.with_variant(v);
@@ -316,6 +317,19 @@ fn check(name: &str, v: Variant, expect: &[At]) {
         let before = fails.len();
         for e in expect {
             compare(model, t, e, &mut fails);
+        }
+        // spec 5: in FMT, with no overflow flag set, no cycle is charged twice
+        if v == Fmt {
+            for (k, view) in t.views.iter().enumerate() {
+                let c = view.counters;
+                if c.overflow == 0 && c.base() < 0 {
+                    fails.push(format!(
+                        "{model} at({k}): FMT components exceed cycles: {:?}",
+                        c.value
+                    ));
+                    break;
+                }
+            }
         }
         if fails.len() > before {
             dumps += &format!("{model} trace:\n{}", dump(t));
