@@ -96,7 +96,7 @@ fn stream(cycles: u64, seed: u64) -> (Vec<CycleEvents>, String) {
                 let x = fe.pop_front().unwrap();
                 let (lat, cause) = if x.branch {
                     (3 + rng.next() % 8, HeadCause::Other)
-                } else if rng.one_in(400) {
+                } else if rng.one_in(1500) {
                     (200, HeadCause::L2d)
                 } else if rng.one_in(60) {
                     (12, HeadCause::L1d)
@@ -150,7 +150,7 @@ fn stream(cycles: u64, seed: u64) -> (Vec<CycleEvents>, String) {
                     if branch && fe_branches + rob_branches + 1 > f - 1 {
                         break;
                     }
-                    let mispred = branch && !wrong_path && rng.one_in(17);
+                    let mispred = branch && !wrong_path && rng.one_in(11);
                     wrong_path |= mispred;
                     fe.push_back(Fe {
                         avail: t + 4,
