@@ -101,8 +101,10 @@ impl Episode {
 }
 
 /// The knobs of the [`Generator`]. Probabilities are quantised to 1/65536.
+///
+/// In JSON/TOML, a knob left out takes its [`realistic`](Self::realistic) value.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct GenConfig {
     /// Fraction of fetched instructions that are branches.
     pub branch_frac: f64,

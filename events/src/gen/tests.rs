@@ -355,6 +355,15 @@ fn config_round_trips_through_json() {
         let back: GenConfig = serde_json::from_str(&s).unwrap();
         assert_eq!(back, c);
     }
+    let partial: GenConfig = serde_json::from_str(r#"{"mispredict_rate": 0.5}"#).unwrap();
+    assert_eq!(
+        partial,
+        GenConfig {
+            mispredict_rate: 0.5,
+            ..GenConfig::realistic()
+        }
+    );
+    assert!(serde_json::from_str::<GenConfig>(r#"{"mispredict": 0.5}"#).is_err());
     assert_eq!(GenConfig::preset("stress"), Some(GenConfig::stress()));
     assert_eq!(GenConfig::preset("nope"), None);
 }
