@@ -827,12 +827,12 @@ impl Unit {
     /// Live rows `[head, ftail]` in age order: `(age, physical row, dispatched)`.
     fn live_rows(&self) -> impl Iterator<Item = (usize, usize, bool)> + '_ {
         let q = &self.q;
-        let nd = self.cfg.dist(q.dtail, q.head) as usize;
-        let n = self.cfg.dist(q.ftail, q.head) as usize + 1;
-        (0..n).map(move |age| {
-            let r = self.cfg.phys(self.cfg.padd(q.head, age as u16));
-            (age, r, age < nd)
-        })
+        let c = &self.cfg;
+        let nd = c.dist(q.dtail, q.head) as usize;
+        let n = c.dist(q.ftail, q.head) as usize + 1;
+        let h = c.phys(q.head);
+        let mask = c.row_mask as usize;
+        (0..n).map(move |age| (age, (h + age) & mask, age < nd))
     }
 }
 
@@ -873,12 +873,14 @@ impl CounterUnit for Unit {
         let c = &self.cfg;
         let mut pending = Pending::default();
         if c.fmt {
+            let (mut a, mut b, mut t) = (0u64, 0u64, 0u64);
             for (_, r, _) in self.live_rows() {
-                let ic = self.rows.icnt[r];
-                pending.l1i += ic[0] as u64;
-                pending.l2i += ic[1] as u64;
-                pending.itlb += ic[2] as u64;
+                let ic = &self.rows.icnt[r];
+                a += ic[0] as u64;
+                b += ic[1] as u64;
+                t += ic[2] as u64;
             }
+            (pending.l1i, pending.l2i, pending.itlb) = (a, b, t);
         } else {
             pending.l1i = q.shared_i[0] as u64;
             pending.l2i = q.shared_i[1] as u64;
@@ -931,8 +933,8 @@ impl CounterUnit for Unit {
                     dispatched,
                     rob_id: if dispatched { self.rows.rob_id[r] } else { 0 },
                     penalty: self.rows.penalty[r],
-                    mispredict: self.rows.mispredict[r],
-                    done: self.rows.done[r],
+                    mispredict: get_bit(&self.rows.mispredict.data, r),
+                    done: get_bit(&self.rows.done.data, r),
                     l1i: ic[0],
                     l2i: ic[1],
                     itlb: ic[2],
@@ -942,7 +944,8 @@ impl CounterUnit for Unit {
     }
 
     fn imiss_bit(&self, rob_id: u16) -> bool {
-        (rob_id as usize) < self.params.rob_entries as usize && self.imiss[rob_id as usize]
+        (rob_id as usize) < self.params.rob_entries as usize
+            && get_bit(&self.imiss.data, rob_id as usize)
     }
 }
 
