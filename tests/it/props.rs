@@ -198,6 +198,16 @@ struct Expect {
     /// Some misprediction / fetch stall so far.
     any_mispredict: bool,
     any_stall: bool,
+    /// Per dispatched row (aligned with `st.rows()`): the cycles of the spec-5
+    /// penalty law counted so far, unsaturated: counted cycles since its dispatch
+    /// with a non-full ROB, until the first dispatch after its misprediction,
+    /// minus (FMT) fetch-stall cycles after its resolution.
+    pen: std::collections::VecDeque<u64>,
+    /// `bpred` by the same law (unwrapped): each committed mispredicted branch's
+    /// saturated penalty (if its commit cycle counts) plus the refill cycles after it.
+    bpred: u64,
+    /// Some penalty went past `2^local_bits - 1`.
+    over: bool,
 }
 
 impl Expect {
@@ -209,16 +219,44 @@ impl Expect {
             retired: 0,
             any_mispredict: false,
             any_stall: false,
+            pen: Default::default(),
+            bpred: 0,
+            over: false,
         }
     }
     fn apply(&mut self, ev: &CycleEvents) {
+        let p = *self.st.params();
+        let fmt = p.variant == Variant::Fmt;
+        let stall = ev.fetch_stall != FetchStall::None;
+        if ev.count_enable && !self.st.rob_full() {
+            for (row, pen) in self.st.rows().zip(self.pen.iter_mut()) {
+                if !row.done && !(fmt && row.mispredict && stall) {
+                    *pen += 1;
+                    self.over |= *pen > p.local_max();
+                }
+            }
+            if self.st.refill_pending() && !(fmt && stall) {
+                self.bpred += 1;
+            }
+        }
+        let leaving = self.st.rows_retiring(ev.retired as u32) as usize;
+        for row in self.st.rows().take(leaving) {
+            let pen = self.pen.pop_front().expect("aligned");
+            if ev.count_enable && row.mispredict {
+                self.bpred += pen.min(p.local_max());
+            }
+        }
         self.st.apply(ev);
+        for _ in 0..ev.dispatched_branches.count_ones() {
+            self.pen.push_back(0);
+        }
+        self.pen.truncate(self.st.dispatched_rows() as usize);
         if ev.count_enable {
             self.counted += 1;
             self.retired += ev.retired as u64;
         }
         self.any_mispredict |= matches!(ev.squash, Squash::Mispredict(_));
-        self.any_stall |= ev.fetch_stall != FetchStall::None;
+        self.any_stall |= stall;
     }
 }
 
@@ -341,6 +379,27 @@ fn check_invariants(p: &Params, v: &UnitView, rows: &[RowView], x: &Expect) -> R
             v.counters.overflowed(k)
         );
     }
+    // The misprediction penalty law of section 5, row by row and in `bpred`.
+    for (i, (r, &pen)) in rows.iter().zip(&x.pen).enumerate() {
+        ensure!(
+            r.penalty as u64 == pen.min(p.local_max()),
+            "row[{i}].penalty = {} but the penalty law gives {pen} (saturating at {})",
+            r.penalty,
+            p.local_max()
+        );
+    }
+    ensure!(
+        c(Counter::Bpred) == x.bpred & mask
+            && v.counters.overflowed(Counter::Bpred) == (x.bpred > mask),
+        "bpred = {} (overflow {}) but the penalty law gives {}",
+        c(Counter::Bpred),
+        v.counters.overflowed(Counter::Bpred),
+        x.bpred
+    );
+    ensure!(
+        !x.over || v.saturated,
+        "a penalty passed 2^local_bits - 1 but `saturated` is clear"
+    );
     // FMT, no overflow: the components never exceed cycles.
     if p.variant == Variant::Fmt && v.counters.overflow == 0 {
         let sum: u64 = Counter::COMPONENTS.iter().map(|&k| c(k)).sum();
