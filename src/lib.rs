@@ -8,5 +8,6 @@
 pub mod bench;
 pub mod check;
 pub mod report;
+pub mod run;
 pub mod scenarios;
 pub mod vcdcheck;

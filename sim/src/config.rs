@@ -483,7 +483,7 @@ impl Config {
                 return bad(k, v as u64, "1..=24");
             }
         }
-        if b.btb_ways == 0 || b.btb_entries % b.btb_ways != 0 || b.btb_entries == 0 {
+        if b.btb_ways == 0 || b.btb_entries / b.btb_ways * b.btb_ways != b.btb_entries || b.btb_entries == 0 {
             return bad(
                 "bpred.btb_entries",
                 b.btb_entries as u64,
@@ -524,7 +524,7 @@ fn check_geometry(k: &str, size: u64, ways: u32, line: u64) -> Result<(), SimErr
     if ways == 0 || ways > 64 {
         return err("ways must be in 1..=64");
     }
-    if size == 0 || size % (line * ways as u64) != 0 {
+    if size == 0 || size / (line * ways as u64) * (line * ways as u64) != size {
         return err("size must be a non-zero multiple of line * ways");
     }
     let sets = size / line / ways as u64;

@@ -284,7 +284,7 @@ impl InstrSource for Prog {
     }
     fn wrong_path(&mut self, pc: u64) -> Instr {
         match pc.checked_sub(self.base).map(|o| (o / 4) as usize) {
-            Some(k) if k < self.code.len() && pc % 4 == 0 => {
+            Some(k) if k < self.code.len() && pc & 3 == 0 => {
                 let mut i = self.code[k];
                 i.load_addr = 0;
                 i.store_addr = 0;
@@ -531,7 +531,7 @@ fn isolated_l1i_miss_costs_about_the_l2_latency() {
     let (real, st) = run(false);
     let (ideal, _) = run(true);
     let misses = st.committed.l1i;
-    assert!(misses >= 190 && misses <= 210, "misses {misses}");
+    assert!((190..=210).contains(&misses), "misses {misses}");
     let per = (real - ideal) as f64 / misses as f64;
     assert!(
         (7.0..=11.0).contains(&per),

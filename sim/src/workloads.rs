@@ -83,6 +83,9 @@ pub struct Spec {
     pub loop_trip: (u32, u32),
     pub indirect_targets: u32,
     pub dep_distance: u32,
+    /// Registers `1..=regs` (at most 24) written round-robin: few registers carry
+    /// dependences from one loop iteration into the next (serial chains).
+    pub regs: u32,
     pub streams: Vec<Stream>,
 }
 
@@ -211,7 +214,8 @@ impl Workload {
                 spec.mix.store
             },
         ];
-        let dep = spec.dep_distance.clamp(1, 24);
+        let pool = spec.regs.clamp(2, 24);
+        let dep = spec.dep_distance.clamp(1, pool);
         let mut chase_reg = vec![0u8; spec.streams.len()];
         let mut next_chase = 29u8;
         for (i, s) in spec.streams.iter().enumerate() {
@@ -220,7 +224,7 @@ impl Workload {
                 next_chase += 1;
             }
         }
-        let recent = |w: u32, d: u32| -> u8 { ((w + 24 * 1000 - d) % 24 + 1) as u8 };
+        let recent = |w: u32, d: u32| -> u8 { ((w + pool * 1000 - d) % pool + 1) as u8 };
         for b in 0..total_blocks {
             first.push(code.len() as u32);
             for k in 0..lens[b] {
@@ -431,7 +435,7 @@ impl Workload {
     #[inline]
     fn idx_of(&self, pc: u64) -> Option<u32> {
         let off = pc.checked_sub(CODE_BASE)?;
-        if off % 4 != 0 {
+        if off & 3 != 0 {
             return None;
         }
         self.index
@@ -600,6 +604,7 @@ impl Spec {
             loop_trip: (16, 64),
             indirect_targets: 4,
             dep_distance: 12,
+            regs: 24,
             streams: vec![
                 Stream {
                     pattern: Pattern::Seq,
@@ -651,7 +656,7 @@ pub fn suite() -> Vec<Spec> {
             )
         },
         Spec {
-            blocks: 40000,
+            blocks: 16000,
             functions: 64,
             branches: Branches {
                 biased: 95,
@@ -659,20 +664,20 @@ pub fn suite() -> Vec<Spec> {
                 call: 5,
                 ..b("", "").branches
             },
-            streams: vec![stream(Pattern::Random, 8 * MB, false, 1)],
+            streams: vec![stream(Pattern::Random, 2 * MB, false, 1)],
             mix: Mix {
-                load: 8,
-                store: 4,
+                load: 4,
+                store: 1,
                 ..b("", "").mix
             },
             ..b(
                 "bigcode",
-                "1.3 MB of code against 8 MB of random data: L2 I-misses and I-TLB misses",
+                "500 KB of code against 2 MB of random data: L2 I-misses and I-TLB misses",
             )
         },
         Spec {
             blocks: 1024,
-            block_len: (4, 6),
+            block_len: (12, 16),
             block_spacing: 4096 + 64,
             ..b(
                 "itlb",
@@ -722,8 +727,8 @@ pub fn suite() -> Vec<Spec> {
         },
         Spec {
             mix: Mix {
-                load: 30,
-                store: 2,
+                load: 4,
+                store: 1,
                 ..b("", "").mix
             },
             streams: vec![stream(Pattern::Stride(64 * 17), 64 * MB, false, 1)],
@@ -746,7 +751,7 @@ pub fn suite() -> Vec<Spec> {
         },
         Spec {
             mix: Mix {
-                load: 12,
+                load: 5,
                 store: 2,
                 ..b("", "").mix
             },
@@ -763,12 +768,13 @@ pub fn suite() -> Vec<Spec> {
             mix: Mix {
                 alu: 40,
                 mul: 15,
-                div: 6,
+                div: 4,
                 fp: 20,
                 load: 12,
                 store: 5,
             },
             dep_distance: 2,
+            regs: 4,
             ..b(
                 "longlat",
                 "dependent divides, multiplies and FP: long-latency bound",
@@ -781,12 +787,12 @@ pub fn suite() -> Vec<Spec> {
                 ..b("", "").mix
             },
             streams: vec![
-                stream(Pattern::Random, 256 * KB, true, 1),
+                stream(Pattern::Random, 128 * KB, true, 1),
                 stream(Pattern::Seq, 4 * KB, false, 1),
             ],
             ..b(
                 "l1d",
-                "pointer chasing within 256 KB: L1 D-misses that hit in L2",
+                "pointer chasing within 128 KB: L1 D-misses that hit in L2",
             )
         },
         Spec {
@@ -834,12 +840,13 @@ pub fn suite() -> Vec<Spec> {
             mix: Mix {
                 alu: 35,
                 mul: 10,
-                div: 3,
+                div: 2,
                 fp: 25,
-                load: 20,
-                store: 7,
+                load: 10,
+                store: 4,
             },
-            dep_distance: 4,
+            dep_distance: 3,
+            regs: 8,
             streams: vec![
                 stream(Pattern::Stride(256), 32 * MB, false, 1),
                 stream(Pattern::Seq, 8 * KB, false, 2),

@@ -1,0 +1,383 @@
+//! `cpistack run`, `cpistack workloads`, `cpistack config`: the core simulator on a
+//! synthetic workload driving the FMT and/or sFMT unit (and, with `--check`, the
+//! golden model in lock step).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use events::{Counter, CounterUnit, CycleEvents, Variant};
+use serde::Serialize;
+
+use crate::check::LockStep;
+use crate::report::StackReport;
+
+/// Which unit variants to attach.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum VariantArg {
+    Fmt,
+    Sfmt,
+    Both,
+}
+
+impl VariantArg {
+    fn list(self) -> Vec<Variant> {
+        match self {
+            VariantArg::Fmt => vec![Variant::Fmt],
+            VariantArg::Sfmt => vec![Variant::Sfmt],
+            VariantArg::Both => vec![Variant::Fmt, Variant::Sfmt],
+        }
+    }
+}
+
+/// The machine configuration: defaults, then a file, then `--set`, then `--ideal`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct MachineArgs {
+    /// Configuration file (TOML if it ends in `.toml`, else JSON); missing keys keep defaults.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Override one configuration key (dotted path), e.g. `--set l2.latency=12`. Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Idealisations, comma-separated: bpred, l1i, l2i, itlb, l1d, l2d, dtlb, all.
+    #[arg(long, value_name = "LIST")]
+    pub ideal: Option<String>,
+}
+
+impl MachineArgs {
+    /// The effective configuration.
+    pub fn build(&self) -> Result<sim::Config> {
+        let mut cfg = match &self.config {
+            Some(p) => sim::Config::from_file(p)?,
+            None => sim::Config::default(),
+        };
+        for s in &self.set {
+            cfg.set(s).with_context(|| format!("--set {s}"))?;
+        }
+        if let Some(l) = &self.ideal {
+            cfg.ideal = cfg.ideal.or(&sim::Ideal::parse_list(l)?);
+        }
+        cfg.validate()?;
+        Ok(cfg)
+    }
+}
+
+/// Arguments of `cpistack run`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Suite workload (`cpistack workloads` lists them).
+    #[arg(long, default_value = "balanced")]
+    pub workload: String,
+    /// Instructions to measure (committed with counting on).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub instructions: u64,
+    /// Instructions committed with `count_enable` off first.
+    #[arg(long, default_value_t = 100_000)]
+    pub warmup: u64,
+    /// Seed of the synthetic program and its execution.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub machine: MachineArgs,
+    /// Unit variants to attach.
+    #[arg(long, value_enum, default_value = "both")]
+    pub variant: VariantArg,
+    /// Run the golden model in lock step with each unit and check the ROB mirror and
+    /// the retired count against the core every cycle.
+    #[arg(long)]
+    pub check: bool,
+    /// Write the event stream to FILE (`.bin`: binary, else JSON Lines).
+    #[arg(long, value_name = "FILE")]
+    pub events: Option<PathBuf>,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    // The VCD options (`--vcd FILE --window A:B`) are added by the waveform task:
+    // they hook into `Drive::after_cycle` below.
+}
+
+/// A unit attached to the run: plain (`hw`) or `hw` and `golden` in lock step.
+enum Slot {
+    Plain(Box<hw::Unit>),
+    Checked(Box<LockStep>),
+}
+
+impl Slot {
+    fn hw(&self) -> &hw::Unit {
+        match self {
+            Slot::Plain(u) => u,
+            Slot::Checked(l) => l.hw(),
+        }
+    }
+}
+
+/// What one run measured.
+#[derive(Serialize)]
+pub struct RunReport {
+    pub workload: String,
+    pub seed: u64,
+    pub warmup: u64,
+    pub instructions: u64,
+    pub cycles: u64,
+    pub cpi: f64,
+    pub checked: bool,
+    pub stats: sim::Stats,
+    /// Per unit variant (`fmt`, `sfmt`): its counters, CPI stack and pending cycles.
+    pub units: std::collections::BTreeMap<String, StackReport>,
+    pub seconds: f64,
+    pub instructions_per_second: f64,
+}
+
+/// Everything driven per cycle besides the core.
+struct Drive {
+    slots: Vec<Slot>,
+    check: bool,
+    writer: Option<events::stream::StreamWriter>,
+}
+
+impl Drive {
+    fn after_cycle<S: sim::InstrSource>(
+        &mut self,
+        ev: &CycleEvents,
+        core: &sim::Core<S>,
+    ) -> Result<()> {
+        let cycle = core.cycle() - 1;
+        for s in &mut self.slots {
+            match s {
+                Slot::Plain(u) => u.step(ev),
+                Slot::Checked(l) => {
+                    if let Err(m) = l.step(ev) {
+                        bail!("lock step failed at core cycle {cycle}:\n{m}");
+                    }
+                }
+            }
+        }
+        if self.check {
+            for s in &self.slots {
+                let u = s.hw();
+                let v = u.view();
+                if let Some(e) = v.error {
+                    bail!(
+                        "the core emitted an illegal bundle (a simulator bug): {e}\nbundle: {}",
+                        crate::check::bundle_line(ev)
+                    );
+                }
+                if v.rob_count != core.rob_occupancy() {
+                    bail!(
+                        "cycle {cycle}: {} unit's rob_count {} differs from the core's ROB occupancy {}",
+                        u.params().variant,
+                        v.rob_count,
+                        core.rob_occupancy()
+                    );
+                }
+                let mask = u.params().global_mask();
+                if v.counters.get(Counter::Retired) != core.counted_retired() & mask {
+                    bail!(
+                        "cycle {cycle}: {} unit's retired {} differs from the core's counted commits {}",
+                        u.params().variant,
+                        v.counters.get(Counter::Retired),
+                        core.counted_retired()
+                    );
+                }
+            }
+        }
+        if let Some(w) = &mut self.writer {
+            w.write(ev)?;
+        }
+        Ok(())
+    }
+}
+
+/// Run the core on a workload with the attached units and return what they measured.
+pub fn simulate(args: &RunArgs) -> Result<RunReport> {
+    let cfg = args.machine.build()?;
+    let params = cfg.unit_params();
+    let mut core = sim::workload_core(&cfg, &args.workload, args.seed)?;
+    core.set_warmup(args.warmup);
+    let mut slots = Vec::new();
+    for v in args.variant.list() {
+        let p = params.with_variant(v);
+        slots.push(if args.check {
+            Slot::Checked(Box::new(LockStep::new(p)?.with_seed(args.seed)))
+        } else {
+            Slot::Plain(Box::new(hw::Unit::new(p)?))
+        });
+    }
+    let writer = match &args.events {
+        Some(path) => {
+            let fmt =
+                events::stream::Format::from_path(path).unwrap_or(events::stream::Format::Jsonl);
+            Some(events::stream::create(path, fmt, &params)?)
+        }
+        None => None,
+    };
+    let mut drive = Drive {
+        slots,
+        check: args.check,
+        writer,
+    };
+    let start = Instant::now();
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr()) && !args.json;
+    let mut k: u32 = 0;
+    let total = args.warmup + args.instructions;
+    while core.counted_retired() < args.instructions && !core.finished() {
+        let ev = *core.step()?;
+        drive.after_cycle(&ev, &core)?;
+        k = k.wrapping_add(1);
+        if tty && k & 0xffff == 0 {
+            if bar.is_none() && start.elapsed() > Duration::from_secs(1) {
+                let b = indicatif::ProgressBar::new(total);
+                b.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{msg} [{bar:40}] {pos}/{len} instructions ({per_sec}, eta {eta})",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                );
+                b.set_message(args.workload.clone());
+                bar = Some(b);
+            }
+            if let Some(b) = &bar {
+                b.set_position(core.committed().min(total));
+            }
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    if let Some(w) = drive.writer.take() {
+        w.finish()?;
+    }
+    // without --check the latch is read once at the end (a latched error freezes the unit)
+    let mut units = std::collections::BTreeMap::new();
+    for s in &drive.slots {
+        let u = s.hw();
+        if let Some(e) = u.view().error {
+            bail!("the core emitted an illegal bundle (a simulator bug): {e}");
+        }
+        units.insert(
+            u.params().variant.name().to_string(),
+            StackReport::from_unit(u),
+        );
+    }
+    let st = core.stats().clone();
+    Ok(RunReport {
+        workload: args.workload.clone(),
+        seed: args.seed,
+        warmup: args.warmup,
+        instructions: st.instructions,
+        cycles: st.cycles,
+        cpi: st.cpi(),
+        checked: args.check,
+        units,
+        seconds,
+        instructions_per_second: core.committed() as f64 / seconds.max(1e-9),
+        stats: st,
+    })
+}
+
+/// `cpistack run`.
+pub fn run(args: &RunArgs) -> Result<()> {
+    let r = simulate(args)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+        return Ok(());
+    }
+    println!(
+        "workload {} (seed {}): {} instructions after {} of warm-up, {} cycles, CPI {:.4}{}",
+        r.workload,
+        r.seed,
+        r.instructions,
+        r.warmup,
+        r.cycles,
+        r.cpi,
+        if r.checked {
+            ", golden model in lock step: OK"
+        } else {
+            ""
+        }
+    );
+    let s = &r.stats;
+    println!("  {:<12} {:>12} {:>12}", "event", "committed", "all paths");
+    for (name, c, a) in [
+        ("l1i miss", s.committed.l1i, s.all.l1i),
+        ("l2i miss", s.committed.l2i, s.all.l2i),
+        ("itlb miss", s.committed.itlb, s.all.itlb),
+        ("l1d miss", s.committed.l1d, s.all.l1d),
+        ("l2d miss", s.committed.l2d, s.all.l2d),
+        ("dtlb miss", s.committed.dtlb, s.all.dtlb),
+        ("longlat op", s.committed.longlat, s.all.longlat),
+        ("mispredict", s.committed.mispredicts, s.all.mispredicts),
+    ] {
+        println!("  {name:<12} {c:>12} {a:>12}");
+    }
+    println!(
+        "  branches {}, decode redirects {}, wrong-path fetched {} / dispatched {}, ROB-full cycles {}",
+        s.branches, s.fe_redirects, s.wrong_path_fetched, s.wrong_path_dispatched, s.rob_full_cycles
+    );
+    for u in r.units.values() {
+        print!("{}", u.text());
+        let p = &u.pending;
+        if p.l1i + p.l2i + p.itlb + p.bpred == 0 {
+            println!("  pending (in rows, not charged): none");
+        }
+    }
+    eprintln!(
+        "{:.2} s, {:.2} M instructions/s",
+        r.seconds,
+        r.instructions_per_second / 1e6
+    );
+    Ok(())
+}
+
+/// Arguments of `cpistack workloads`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct WorkloadsArgs {
+    /// JSON array of {name, description}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cpistack workloads`: the suite, one line each.
+pub fn workloads(args: &WorkloadsArgs) -> Result<()> {
+    let suite = sim::workloads::suite();
+    if args.json {
+        let v: Vec<_> = suite
+            .iter()
+            .map(|s| serde_json::json!({"name": s.name, "description": s.description}))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        for s in &suite {
+            println!("{:<10} {}", s.name, s.description);
+        }
+    }
+    Ok(())
+}
+
+/// Arguments of `cpistack config`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ConfigArgs {
+    /// Print the effective configuration (TOML; JSON with --json).
+    #[arg(long)]
+    pub print: bool,
+    #[command(flatten)]
+    pub machine: MachineArgs,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cpistack config --print`.
+pub fn config(args: &ConfigArgs) -> Result<()> {
+    let cfg = args.machine.build()?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&cfg)?);
+    } else {
+        print!("{}", cfg.to_toml());
+    }
+    if !args.print && !args.json {
+        eprintln!("(configuration is valid)");
+    }
+    Ok(())
+}
