@@ -230,7 +230,10 @@ impl Expect {
         let stall = ev.fetch_stall != FetchStall::None;
         if ev.count_enable && !self.st.rob_full() {
             for (row, pen) in self.st.rows().zip(self.pen.iter_mut()) {
-                if !row.done && !(fmt && row.mispredict && stall) {
+                // 4.1: every dispatched row not done, except (FMT) a resolved
+                // mispredicted one in a stall cycle.
+                let fmt_stall_after_resolution = fmt && row.mispredict && stall;
+                if !row.done && !fmt_stall_after_resolution {
                     *pen += 1;
                     self.over |= *pen > p.local_max();
                 }
