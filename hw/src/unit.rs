@@ -453,6 +453,7 @@ impl Unit {
 
     /// Check the bundle against the current state (spec section 6), in rule order.
     /// Reads only. On success returns what 4.5 needs from the row search.
+    #[inline(always)]
     fn check(&self, ev: &CycleEvents) -> Result<Plan, (Field, u8)> {
         let c = &self.cfg;
         let s = &self.q;
@@ -616,8 +617,28 @@ impl Unit {
         d.counters[i] = sum & gmask;
     }
 
+    /// One clock cycle of a unit whose error latch is clear: check, then commit
+    /// the next state or latch the error.
+    #[inline(never)]
+    fn cycle<const W: usize, const FMT: bool>(&mut self, ev: &CycleEvents) {
+        match self.check(ev) {
+            Ok(plan) => {
+                self.apply::<W, FMT>(ev, plan);
+                self.latch.bundles += 1;
+            }
+            Err((field, rule)) => {
+                self.latch.error = Some(ProtocolError {
+                    bundle: self.latch.bundles,
+                    field,
+                    rule,
+                });
+            }
+        }
+    }
+
     /// The next state for a legal bundle (spec 4.1-4.5), written in place
     /// (see the module doc for why this is the pure next-state function).
+    #[inline(always)]
     fn apply<const W: usize, const FMT: bool>(&mut self, ev: &CycleEvents, plan: Plan) {
         let c = &self.cfg;
         let d = &mut self.q;
@@ -845,26 +866,14 @@ impl CounterUnit for Unit {
         if self.latch.error.is_some() {
             return;
         }
-        match self.check(ev) {
-            Ok(plan) => {
-                // Monomorphised on the row-vector words in use and the variant.
-                match (self.cfg.words, self.cfg.fmt) {
-                    (1, true) => self.apply::<1, true>(ev, plan),
-                    (1, false) => self.apply::<1, false>(ev, plan),
-                    (2, true) => self.apply::<2, true>(ev, plan),
-                    (2, false) => self.apply::<2, false>(ev, plan),
-                    (_, true) => self.apply::<ROW_WORDS, true>(ev, plan),
-                    (_, false) => self.apply::<ROW_WORDS, false>(ev, plan),
-                }
-                self.latch.bundles += 1;
-            }
-            Err((field, rule)) => {
-                self.latch.error = Some(ProtocolError {
-                    bundle: self.latch.bundles,
-                    field,
-                    rule,
-                });
-            }
+        // Monomorphised on the row-vector words in use and the variant.
+        match (self.cfg.words, self.cfg.fmt) {
+            (1, true) => self.cycle::<1, true>(ev),
+            (1, false) => self.cycle::<1, false>(ev),
+            (2, true) => self.cycle::<2, true>(ev),
+            (2, false) => self.cycle::<2, false>(ev),
+            (_, true) => self.cycle::<ROW_WORDS, true>(ev),
+            (_, false) => self.cycle::<ROW_WORDS, false>(ev),
         }
     }
 
