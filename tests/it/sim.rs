@@ -1,0 +1,112 @@
+//! The core simulator end to end: every suite workload drives FMT and sFMT with the
+//! golden model in lock step (`cpistack run --check`), the ROB mirror and the retired
+//! count are checked every cycle, and runs are deterministic.
+
+use cpistack::run::{simulate, MachineArgs, RunArgs, VariantArg};
+
+fn args(workload: &str, instructions: u64, seed: u64) -> RunArgs {
+    RunArgs {
+        workload: workload.into(),
+        trace: None,
+        skip: 0,
+        instructions,
+        warmup: 2_000,
+        seed,
+        machine: MachineArgs::default(),
+        variant: VariantArg::Both,
+        check: true,
+        events: None,
+        json: true,
+    }
+}
+
+#[test]
+fn every_suite_workload_holds_lock_step() {
+    for name in ::sim::workloads::names() {
+        let r = simulate(&args(name, 8_000, 5)).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        assert!(r.instructions >= 8_000, "{name}");
+        for (v, u) in &r.units {
+            assert_eq!(u.error, None, "{name} {v}");
+            assert_eq!(u.counters["retired"], r.instructions, "{name} {v}");
+            assert_eq!(u.counters["cycles"], r.cycles, "{name} {v}");
+        }
+        // FMT never charges a cycle twice
+        assert!(r.units["fmt"].base >= 0, "{name}: negative FMT base");
+    }
+}
+
+#[test]
+fn the_same_run_twice_gives_identical_counters() {
+    let a = simulate(&args("server", 6_000, 9)).unwrap();
+    let b = simulate(&args("server", 6_000, 9)).unwrap();
+    assert_eq!(a.cycles, b.cycles);
+    assert_eq!(a.stats, b.stats);
+    for v in ["fmt", "sfmt"] {
+        assert_eq!(a.units[v].counters, b.units[v].counters, "{v}");
+        assert_eq!(a.units[v].pending, b.units[v].pending, "{v}");
+    }
+    let c = simulate(&args("server", 6_000, 10)).unwrap();
+    assert_ne!(a.stats, c.stats, "another seed gives another program");
+}
+
+#[test]
+fn stacks_point_at_the_bottleneck() {
+    // (workload, the FMT component that must be the largest)
+    for (w, comp) in [
+        ("icache", "l1i"),
+        ("branchy", "bpred"),
+        ("chase", "l2d"),
+        ("dtlb", "dtlb"),
+        ("longlat", "longlat"),
+    ] {
+        let mut a = args(w, 20_000, 1);
+        a.warmup = 150_000;
+        a.check = false;
+        a.variant = VariantArg::Fmt;
+        let r = simulate(&a).unwrap();
+        let c = &r.units["fmt"].counters;
+        let top = [
+            "l1i", "l2i", "itlb", "bpred", "l1d", "l2d", "dtlb", "longlat",
+        ]
+        .into_iter()
+        .max_by_key(|k| c[*k])
+        .unwrap();
+        assert_eq!(top, comp, "{w}: {c:?}");
+    }
+}
+
+#[test]
+fn an_events_file_replays_to_the_same_cycles() {
+    let dir = std::env::temp_dir().join(format!("cpistack-sim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("run.jsonl");
+    let mut a = args("patterns", 3_000, 2);
+    a.events = Some(path.clone());
+    let r = simulate(&a).unwrap();
+    let (params, iter) = events::stream::open(&path).unwrap();
+    assert_eq!(params.rob_entries, 128);
+    let n = iter.count() as u64;
+    let _ = std::fs::remove_dir_all(&dir);
+    // every cycle was written, the warm-up ones included
+    assert!(n >= r.cycles, "{n} bundles for {} counted cycles", r.cycles);
+}
+
+#[test]
+fn configuration_overrides_and_bad_input() {
+    let m = MachineArgs {
+        config: None,
+        set: vec!["l2.latency=12".into(), "core.rob_entries=64".into()],
+        ideal: Some("bpred,l1i".into()),
+    };
+    let c = m.build().unwrap();
+    assert_eq!(c.l2.latency, 12);
+    assert_eq!(c.core.rob_entries, 64);
+    assert!(c.ideal.bpred && c.ideal.l1i && !c.ideal.l1d);
+    let bad = MachineArgs {
+        set: vec!["l2.nope=1".into()],
+        ..MachineArgs::default()
+    };
+    assert!(format!("{:#}", bad.build().unwrap_err()).contains("l2.nope"));
+    let e = simulate(&args("no-such-workload", 10, 1)).err().unwrap();
+    assert!(e.to_string().contains("no-such-workload"), "{e}");
+}
