@@ -2,3 +2,4 @@ mod props;
 mod rules;
 mod scenarios;
 mod traces;
+mod sim;
