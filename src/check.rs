@@ -112,9 +112,9 @@ impl LockStep {
     }
 
     /// Step both models with `ev` and compare everything visible.
-    pub fn step(&mut self, ev: &CycleEvents) -> Result<(), Mismatch> {
+    pub fn step(&mut self, ev: &CycleEvents) -> Result<(), Box<Mismatch>> {
         if let Some(m) = &self.failed {
-            return Err((**m).clone());
+            return Err(m.clone());
         }
         self.ring[(self.cycle % HISTORY as u64) as usize] = *ev;
         self.hw.step(ev);
@@ -134,7 +134,8 @@ impl LockStep {
                     last: self.history(),
                     waves: None,
                 };
-                self.failed = Some(Box::new(m.clone()));
+                let m = Box::new(m);
+                self.failed = Some(m.clone());
                 Err(m)
             }
         }
@@ -156,10 +157,8 @@ impl LockStep {
         }
         self.rows_hw.clear();
         self.rows_golden.clear();
-        let rh = &mut self.rows_hw;
-        self.hw.for_each_row(&mut |_, r| rh.push(r));
-        let rg = &mut self.rows_golden;
-        self.golden.for_each_row(&mut |_, r| rg.push(r));
+        self.hw.rows_into(&mut self.rows_hw);
+        self.golden.rows_into(&mut self.rows_golden);
         if self.rows_hw != self.rows_golden {
             return Err(first_row_difference(&self.rows_golden, &self.rows_hw));
         }
@@ -170,7 +169,11 @@ impl LockStep {
                 let id = ((rob_head + k) % self.params.rob_entries) as u16;
                 let (gb, hb) = (self.golden.imiss_bit(id), self.hw.imiss_bit(id));
                 if gb != hb {
-                    return Err((format!("imiss_bit[rob_id {id}]"), gb.to_string(), hb.to_string()));
+                    return Err((
+                        format!("imiss_bit[rob_id {id}]"),
+                        gb.to_string(),
+                        hb.to_string(),
+                    ));
                 }
             }
         }
@@ -239,7 +242,11 @@ fn first_row_difference(g: &[RowView], h: &[RowView]) -> (String, String, String
         macro_rules! cmp {
             ($f:ident) => {
                 if a.$f != b.$f {
-                    return (name(stringify!($f)), format!("{:?}", a.$f), format!("{:?}", b.$f));
+                    return (
+                        name(stringify!($f)),
+                        format!("{:?}", a.$f),
+                        format!("{:?}", b.$f),
+                    );
                 }
             };
         }

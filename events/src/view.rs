@@ -256,6 +256,12 @@ pub trait CounterUnit {
     /// accumulation row last (so there are `dispatched_rows + fetched_rows + 1`).
     /// Calls `f(age, row)` for each; no allocation.
     fn for_each_row(&self, f: &mut dyn FnMut(usize, RowView));
+    /// The same rows as [`CounterUnit::for_each_row`], oldest first, appended to
+    /// `out` (which the caller clears). Models override it with a direct fill;
+    /// the lock-step checker calls it every cycle.
+    fn rows_into(&self, out: &mut Vec<RowView>) {
+        self.for_each_row(&mut |_, r| out.push(r));
+    }
     /// Whether the ROB entry `rob_id` (must be live) has its sFMT I-miss bit set.
     fn imiss_bit(&self, rob_id: u16) -> bool;
 }

@@ -673,6 +673,31 @@ impl CounterUnit for Unit {
         );
     }
 
+    fn rows_into(&self, out: &mut Vec<RowView>) {
+        let now = self.now();
+        let clocks = now.clocks();
+        let max = self.local_max;
+        out.extend(self.branches.iter().map(|b| {
+            let raw = clocks[b.clock & 3].wrapping_sub(b.offset);
+            debug_assert_eq!(raw, b.penalty_raw(now), "{b:?}");
+            RowView {
+                penalty: raw.min(max) as u32,
+                ..b.row
+            }
+        }));
+        let a = if self.sfmt {
+            [0; 3]
+        } else {
+            self.acc_raw().map(|v| self.sat(v) as u32)
+        };
+        out.push(RowView {
+            l1i: a[0],
+            l2i: a[1],
+            itlb: a[2],
+            ..RowView::default()
+        });
+    }
+
     fn imiss_bit(&self, rob_id: u16) -> bool {
         self.marked.get(rob_id as usize).copied().unwrap_or(false)
     }

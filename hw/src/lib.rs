@@ -8,7 +8,9 @@
 //! **Invariant:** `hw` does no I/O and allocates nothing after [`Unit::new`].
 
 pub mod cost;
+mod trace;
 mod unit;
 
 pub use cost::{cost, Cost};
+pub use trace::{NoTrace, Tracer};
 pub use unit::{Latch, Regs, RobBits, RowBits, Unit, Widths, MAX_ROB, MAX_ROWS};
