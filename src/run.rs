@@ -68,6 +68,13 @@ pub struct RunArgs {
     /// Suite workload (`cpistack workloads` lists them).
     #[arg(long, default_value = "balanced")]
     pub workload: String,
+    /// ChampSim trace to simulate instead of a workload (`.xz`, `.gz` or raw
+    /// records; see docs/traces.md).
+    #[arg(long, value_name = "FILE", conflicts_with = "workload")]
+    pub trace: Option<PathBuf>,
+    /// Trace records to skip before simulation (before the warm-up).
+    #[arg(long, default_value_t = 0, requires = "trace")]
+    pub skip: u64,
     /// Instructions to measure (committed with counting on).
     #[arg(long, default_value_t = 1_000_000)]
     pub instructions: u64,
@@ -114,7 +121,12 @@ impl Slot {
 /// What one run measured.
 #[derive(Serialize)]
 pub struct RunReport {
+    /// The workload, or the trace's name.
     pub workload: String,
+    /// With `--trace`: what the trace reader saw (branch kinds, wrong-path lookups
+    /// found in its code image).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<sim::trace::TraceStats>,
     pub seed: u64,
     pub warmup: u64,
     pub instructions: u64,
@@ -188,11 +200,32 @@ impl Drive {
     }
 }
 
-/// Run the core on a workload with the attached units and return what they measured.
+/// Run the core on a workload or trace with the attached units and return what
+/// they measured.
 pub fn simulate(args: &RunArgs) -> Result<RunReport> {
     let cfg = args.machine.build()?;
+    match &args.trace {
+        Some(path) => {
+            let src = sim::trace::TraceSource::open(path, args.skip)?;
+            let name = sim::InstrSource::name(&src).to_string();
+            let core = sim::Core::new(&cfg, src)?;
+            simulate_core(args, &cfg, core, name, |s| Some(s.stats()))
+        }
+        None => {
+            let core = sim::workload_core(&cfg, &args.workload, args.seed)?;
+            simulate_core(args, &cfg, core, args.workload.clone(), |_| None)
+        }
+    }
+}
+
+fn simulate_core<S: sim::InstrSource>(
+    args: &RunArgs,
+    cfg: &sim::Config,
+    mut core: sim::Core<S>,
+    name: String,
+    trace_stats: impl Fn(&S) -> Option<sim::trace::TraceStats>,
+) -> Result<RunReport> {
     let params = cfg.unit_params();
-    let mut core = sim::workload_core(&cfg, &args.workload, args.seed)?;
     core.set_warmup(args.warmup);
     let mut slots = Vec::new();
     for v in args.variant.list() {
@@ -234,7 +267,7 @@ pub fn simulate(args: &RunArgs) -> Result<RunReport> {
                     )
                     .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
                 );
-                b.set_message(args.workload.clone());
+                b.set_message(name.clone());
                 bar = Some(b);
             }
             if let Some(b) = &bar {
@@ -263,7 +296,8 @@ pub fn simulate(args: &RunArgs) -> Result<RunReport> {
     }
     let st = core.stats().clone();
     Ok(RunReport {
-        workload: args.workload.clone(),
+        workload: name,
+        trace: trace_stats(core.source()),
         seed: args.seed,
         warmup: args.warmup,
         instructions: st.instructions,
@@ -284,10 +318,13 @@ pub fn run(args: &RunArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(());
     }
+    let (what, key, value) = match r.trace {
+        Some(_) => ("trace", "skip", args.skip),
+        None => ("workload", "seed", r.seed),
+    };
     println!(
-        "workload {} (seed {}): {} instructions after {} of warm-up, {} cycles, CPI {:.4}{}",
+        "{what} {} ({key} {value}): {} instructions after {} of warm-up, {} cycles, CPI {:.4}{}",
         r.workload,
-        r.seed,
         r.instructions,
         r.warmup,
         r.cycles,
@@ -316,6 +353,15 @@ pub fn run(args: &RunArgs) -> Result<()> {
         "  branches {}, decode redirects {}, wrong-path fetched {} / dispatched {}, ROB-full cycles {}",
         s.branches, s.fe_redirects, s.wrong_path_fetched, s.wrong_path_dispatched, s.rob_full_cycles
     );
+    if let Some(t) = &r.trace {
+        println!(
+            "  trace: {} records read, wrong path found in the code image {} / {} ({:.1} %)",
+            t.records,
+            t.wrong_path_found,
+            t.wrong_path_found + t.wrong_path_missing,
+            100.0 * t.wrong_path_found_fraction()
+        );
+    }
     for u in r.units.values() {
         print!("{}", u.text());
         let p = &u.pending;
