@@ -82,7 +82,11 @@ impl StackReport {
                 String::new()
             }
         );
-        let _ = writeln!(s, "  {:<10} {:>14} {:>8} {:>9}", "component", "cycles", "share", "CPI");
+        let _ = writeln!(
+            s,
+            "  {:<10} {:>14} {:>8} {:>9}",
+            "component", "cycles", "share", "CPI"
+        );
         let share = |x: f64| {
             if cycles > 0 {
                 format!("{:>7.2}%", 100.0 * x / cycles as f64)
@@ -125,10 +129,17 @@ impl StackReport {
             );
         }
         if !self.overflowed.is_empty() {
-            let _ = writeln!(s, "  OVERFLOWED (wrapped) counters: {}", self.overflowed.join(", "));
+            let _ = writeln!(
+                s,
+                "  OVERFLOWED (wrapped) counters: {}",
+                self.overflowed.join(", ")
+            );
         }
         if self.saturated {
-            let _ = writeln!(s, "  a local counter SATURATED: some penalties are understated");
+            let _ = writeln!(
+                s,
+                "  a local counter SATURATED: some penalties are understated"
+            );
         }
         if let Some(e) = &self.error {
             let _ = writeln!(s, "  ERROR LATCHED: {e}");

@@ -143,7 +143,9 @@ pub fn check<R: BufRead>(r: R) -> Result<VcdSummary, VcdError> {
             Command::Begin(c) | Command::End(c) => {
                 return Err(err(line, format!("unexpected ${c}")));
             }
-            Command::ChangeScalar(id, _) | Command::ChangeVector(id, _) | Command::ChangeString(id, _)
+            Command::ChangeScalar(id, _)
+            | Command::ChangeVector(id, _)
+            | Command::ChangeString(id, _)
             | Command::ChangeReal(id, _) => {
                 let Some(d) = decls.get(&id).copied() else {
                     return Err(err(line, format!("id `{id}` is used but never declared")));
@@ -186,7 +188,10 @@ pub fn check<R: BufRead>(r: R) -> Result<VcdSummary, VcdError> {
             }
             Command::Comment(_) => {}
             other => {
-                return Err(err(line, format!("unexpected command in the body: {other:?}")));
+                return Err(err(
+                    line,
+                    format!("unexpected command in the body: {other:?}"),
+                ));
             }
         }
     }
@@ -197,7 +202,10 @@ pub fn check<R: BufRead>(r: R) -> Result<VcdSummary, VcdError> {
         return Err(err(p.line(), "no $dumpvars".into()));
     }
     if !last_was_time {
-        return Err(err(p.line(), "the file does not end with a final timestamp".into()));
+        return Err(err(
+            p.line(),
+            "the file does not end with a final timestamp".into(),
+        ));
     }
     s.last_time = last_time.unwrap_or(0);
     Ok(s)

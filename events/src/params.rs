@@ -178,7 +178,15 @@ mod tests {
     #[test]
     fn rob_id_bits_is_ceil_log2() {
         let mut p = Params::default();
-        for (n, b) in [(2, 1), (3, 2), (4, 2), (5, 3), (128, 7), (129, 8), (4096, 12)] {
+        for (n, b) in [
+            (2, 1),
+            (3, 2),
+            (4, 2),
+            (5, 3),
+            (128, 7),
+            (129, 8),
+            (4096, 12),
+        ] {
             p.rob_entries = n;
             assert_eq!(p.rob_id_bits(), b, "rob_entries {n}");
         }
