@@ -38,6 +38,13 @@ enum Cmd {
     Cost(CostArgs),
     /// Throughput figures (run it in release mode: `make bench`).
     Bench(BenchArgs),
+    /// Simulate the out-of-order core on a workload or a ChampSim trace, driving
+    /// the FMT and sFMT units every cycle, and print the CPI stacks they measured.
+    Run(cpistack::run::RunArgs),
+    /// List the synthetic workloads of the suite.
+    Workloads(cpistack::run::WorkloadsArgs),
+    /// Show the effective core configuration.
+    Config(cpistack::run::ConfigArgs),
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
@@ -194,6 +201,9 @@ fn main() -> ExitCode {
         Cmd::Replay(a) => cmd_replay(a),
         Cmd::Cost(a) => cmd_cost(a),
         Cmd::Bench(a) => cmd_bench(a),
+        Cmd::Run(a) => cpistack::run::run(a),
+        Cmd::Workloads(a) => cpistack::run::workloads(a),
+        Cmd::Config(a) => cpistack::run::config(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
