@@ -12,9 +12,10 @@ build:
 release:
 	$(CARGO) build --release --bin cpistack
 
-## demo: the main job on a built-in default.
+## demo: the main job on a built-in default: the core simulator on the `server`
+## mixture, FMT and sFMT attached, golden model in lock step.
 demo: release
-	$(BIN) check --random --seed 1 --cycles 200000 --variant both
+	$(BIN) run --workload server --instructions 1000000 --check
 
 ## verify: the regression (what CI runs).
 verify: lint test smoke
@@ -39,6 +40,8 @@ smoke: release
 	$(BIN) gen --seed 3 --cycles 2000 -o target/smoke.jsonl
 	$(BIN) replay target/smoke.jsonl --check --json > /dev/null
 	$(BIN) cost
+	$(BIN) run --workload branchy --instructions 50000 --warmup 10000 --check --json > /dev/null
+	! $(BIN) run --workload no-such-workload 2>/dev/null
 	! $(BIN) check --random --set fmt_rows=48 2>/dev/null
 	! $(BIN) replay Makefile 2>/dev/null
 
