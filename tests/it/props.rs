@@ -710,3 +710,68 @@ fn stress_reaches_every_behaviour_through_the_checker() {
         );
     }
 }
+
+/// A case proptest once shrank to (kept in `tests/proptest-regressions/props.txt`
+/// as well): a sparse-branch mix (2% branches) with a quiet frontend (no I-miss
+/// episodes, no redirects, no flushes) and frequent blocked heads, default
+/// parameters, FMT. Replayed by name so it runs even without the regression file.
+#[test]
+fn regression_sparse_branches_quiet_frontend() {
+    let cfg: GenConfig = serde_json::from_value(serde_json::json!({
+        "branch_frac": 0.02, "taken_frac": 0.5, "mispredict_rate": 0.08846553992723694,
+        "resolve_latency": {"min": 1, "max": 40}, "exec_latency": {"min": 1, "max": 6},
+        "frontend_depth": 1, "fetch_queue": 7, "restart_delay": 0,
+        "l1i": {"rate": 0.0, "len": {"min": 1, "max": 24}},
+        "l2i": {"rate": 0.0, "len": {"min": 1, "max": 70}},
+        "itlb": {"rate": 0.0, "len": {"min": 1, "max": 30}},
+        "itlb_then_icache": 0.4, "imiss_after_restart": 0.25, "blocked_after_squash": 0.5,
+        "head_l1d": {"rate": 0.017472792620604236, "len": {"min": 2, "max": 60}},
+        "head_l2d": {"rate": 0.008736396310302118, "len": {"min": 10, "max": 150}},
+        "head_dtlb": {"rate": 0.008736396310302118, "len": {"min": 5, "max": 80}},
+        "dtlb_then_l2d": 0.5,
+        "head_longlat": {"rate": 0.008736396310302118, "len": {"min": 5, "max": 80}},
+        "head_other": {"rate": 0.008736396310302118, "len": {"min": 5, "max": 80}},
+        "redirect_rate": 0.0, "flush_rate": 0.0,
+        "count_off": {"rate": 0.0, "len": {"min": 1, "max": 60}},
+        "warmup": 20, "lull": {"rate": 0.02, "len": {"min": 1, "max": 12}}
+    }))
+    .expect("the regression knobs parse");
+    let seed = 3352548079670652178;
+    for v in [Variant::Fmt, Variant::Sfmt] {
+        let p = Params::default().with_variant(v);
+        if let Err(e) = run_legal(p, &cfg, seed, 1000) {
+            panic!("regression case (seed {seed}, {v}):\n{e}");
+        }
+    }
+}
+
+/// `rows_into` (the checker's fast path) gives exactly the rows `for_each_row`
+/// walks, for both models, both variants, small and default tables.
+#[test]
+fn rows_into_matches_for_each_row() {
+    for (seed, rows) in [(11u64, 64u32), (12, 4), (13, 2), (14, 256)] {
+        for v in [Variant::Fmt, Variant::Sfmt] {
+            let mut p = Params::default().with_variant(v);
+            p.fmt_rows = rows;
+            let mut h = hw::Unit::new(p).unwrap();
+            let mut g = golden::Unit::new(p).unwrap();
+            let mut a = Vec::new();
+            for (c, ev) in Generator::new(p, GenConfig::stress(), seed)
+                .take(3000)
+                .enumerate()
+            {
+                h.step(&ev);
+                g.step(&ev);
+                for (name, u) in [("hw", &h as &dyn CounterUnit), ("golden", &g)] {
+                    a.clear();
+                    u.rows_into(&mut a);
+                    assert_eq!(
+                        a,
+                        rows_of(u),
+                        "{name} {v} rows {rows} seed {seed} cycle {c}"
+                    );
+                }
+            }
+        }
+    }
+}
