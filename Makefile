@@ -1,6 +1,8 @@
 # cpistack: the two commands a new user needs are `make demo` and `make verify`.
 CARGO ?= cargo
 BIN   := target/release/cpistack
+# The shared ChampSim traces live beside the repository.
+TRACES ?= ../shared/traces
 
 .PHONY: all build release demo verify lint fmt test smoke bench clean
 
@@ -42,6 +44,9 @@ smoke: release
 	$(BIN) cost
 	$(BIN) run --workload branchy --instructions 50000 --warmup 10000 --check --json > /dev/null
 	! $(BIN) run --workload no-such-workload 2>/dev/null
+	$(BIN) run --trace $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz --warmup 100000 --instructions 1000000 --check
+	$(BIN) run --trace $(TRACES)/sqlite3_x86_skip100M_13M.champsimtrace.xz --warmup 100000 --instructions 1000000 --check
+	! $(BIN) run --trace Makefile.champsimtrace 2>/dev/null
 	! $(BIN) check --random --set fmt_rows=48 2>/dev/null
 	! $(BIN) replay Makefile 2>/dev/null
 
