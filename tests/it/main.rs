@@ -1,5 +1,5 @@
 mod props;
 mod rules;
 mod scenarios;
-mod traces;
 mod sim;
+mod traces;
