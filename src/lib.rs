@@ -10,4 +10,5 @@ pub mod check;
 pub mod report;
 pub mod run;
 pub mod scenarios;
+pub mod stacks;
 pub mod vcdcheck;

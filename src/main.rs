@@ -45,6 +45,10 @@ enum Cmd {
     Workloads(cpistack::run::WorkloadsArgs),
     /// Show the effective core configuration.
     Config(cpistack::run::ConfigArgs),
+    /// Build every CPI stack the paper compares (FMT, sFMT, naive, naive non-spec,
+    /// POWER5, the simulation reference in both orders) on workloads and traces,
+    /// measure each method's error, and write tables, JSON and charts.
+    Stacks(cpistack::stacks::StacksArgs),
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
@@ -204,6 +208,7 @@ fn main() -> ExitCode {
         Cmd::Run(a) => cpistack::run::run(a),
         Cmd::Workloads(a) => cpistack::run::workloads(a),
         Cmd::Config(a) => cpistack::run::config(a),
+        Cmd::Stacks(a) => cpistack::stacks::cmd(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

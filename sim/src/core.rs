@@ -186,6 +186,14 @@ impl<S: InstrSource> Core<S> {
         cfg.validate()?;
         let c = &cfg.core;
         let l = &cfg.latency;
+        // `ideal.longlat`: long-latency operations take one cycle
+        let ll = |x: u32| {
+            if cfg.ideal.longlat && x >= l.longlat_min {
+                1
+            } else {
+                x
+            }
+        };
         let g = Geo {
             rob: c.rob_entries as u64,
             lsq: c.lsq_entries,
@@ -200,10 +208,10 @@ impl<S: InstrSource> Core<S> {
             max_branches: c.fmt_rows - 1,
             line_shift: cfg.l1i.line.trailing_zeros(),
             lat: [
-                l.alu,
-                l.mul,
-                l.div,
-                l.fp,
+                ll(l.alu),
+                ll(l.mul),
+                ll(l.div),
+                ll(l.fp),
                 cfg.l1d.latency,
                 l.store,
                 l.branch,
@@ -439,6 +447,9 @@ impl<S: InstrSource> Core<S> {
                 s.committed.l2d += (m & M_L2D != 0) as u64;
                 s.committed.dtlb += (m & M_DTLB != 0) as u64;
                 s.committed.longlat += u.longlat as u64;
+                if u.longlat {
+                    s.committed.longlat_cycles += self.g.lat[class_idx(u.class)] as u64 - 1;
+                }
                 if u.kind.is_some() {
                     s.branches += 1;
                     s.committed.mispredicts += u.mispred as u64;
@@ -535,6 +546,7 @@ impl<S: InstrSource> Core<S> {
         u.miss |= miss;
         if u.longlat && counting {
             self.stats.all.longlat += 1;
+            self.stats.all.longlat_cycles += self.g.lat[class_idx(u.class)] as u64 - 1;
         }
         if u.mispred && !u.wp {
             self.resolve = Some((seq, done));

@@ -17,6 +17,8 @@ pub struct MissCounts {
     pub dtlb: u64,
     /// Long-latency operations executed (latency >= `latency.longlat_min`).
     pub longlat: u64,
+    /// Sum over those operations of their latency minus one.
+    pub longlat_cycles: u64,
     /// Branch mispredictions found at execute (and squashing).
     pub mispredicts: u64,
 }

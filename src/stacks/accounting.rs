@@ -1,0 +1,190 @@
+//! Per-cycle accountants that see only the bundles: the IBM POWER5-style
+//! completion-stall stack ([`Power5`]), the frontend/long-backend overlap
+//! measurement of the paper's Table 1 ([`Overlap`]), and an adapter that drives a
+//! counter unit as an [`events::Consumer`] ([`UnitConsumer`]).
+
+use events::{CounterUnit, CycleEvents, FetchStall, HeadCause, Squash};
+
+use super::{Comp, NCOMP};
+
+/// A counter unit (`hw::Unit`, `golden::Unit`) as a consumer of the core's bundles.
+pub struct UnitConsumer<U: CounterUnit>(pub U);
+
+impl<U: CounterUnit> events::Consumer for UnitConsumer<U> {
+    #[inline]
+    fn cycle(&mut self, ev: &CycleEvents) {
+        self.0.step(ev);
+    }
+}
+
+/// IBM POWER5-style completion-stall accounting (the paper's section 2).
+///
+/// A cycle in which nothing commits is charged: if the ROB is empty, to the last
+/// frontend event seen (an I-miss of the level reported by `fetch_stall`, an I-TLB
+/// miss, or a misprediction: a `squash = mispredict` or a decode redirect);
+/// otherwise to what blocks the ROB head (`l1d`, `l2d`, `dtlb`, `longlat`;
+/// `other` stays in base). Cycles that commit are base. An empty ROB before any
+/// frontend event is base.
+///
+/// The ROB is empty in a cycle exactly when nothing retires and `head = none`
+/// (spec section 6, rule 3), so no ROB mirror is needed.
+#[derive(Clone, Debug, Default)]
+pub struct Power5 {
+    /// Counted cycles.
+    pub cycles: u64,
+    /// Charged cycles per component (index [`Comp`]; `base` is not used here).
+    pub charged: [u64; NCOMP],
+    last_fe: Option<Comp>,
+}
+
+impl Power5 {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The stack: components as charged, base = cycles - their sum.
+    pub fn stack(&self) -> [i64; NCOMP] {
+        let mut s = [0i64; NCOMP];
+        for (k, v) in s.iter_mut().enumerate().skip(1) {
+            *v = self.charged[k] as i64;
+        }
+        s[Comp::Base as usize] = self.cycles as i64 - s.iter().skip(1).sum::<i64>();
+        s
+    }
+}
+
+impl events::Consumer for Power5 {
+    fn cycle(&mut self, ev: &CycleEvents) {
+        match ev.fetch_stall {
+            FetchStall::None => {}
+            FetchStall::L1i => self.last_fe = Some(Comp::L1i),
+            FetchStall::L2i => self.last_fe = Some(Comp::L2i),
+            FetchStall::Itlb => self.last_fe = Some(Comp::Itlb),
+        }
+        if ev.fe_redirect || matches!(ev.squash, Squash::Mispredict(_)) {
+            self.last_fe = Some(Comp::Bpred);
+        }
+        if !ev.count_enable {
+            return;
+        }
+        self.cycles += 1;
+        if ev.retired > 0 {
+            return;
+        }
+        let c = match ev.head {
+            HeadCause::None => self.last_fe,
+            HeadCause::L1d => Some(Comp::L1d),
+            HeadCause::L2d => Some(Comp::L2d),
+            HeadCause::Dtlb => Some(Comp::Dtlb),
+            HeadCause::Longlat => Some(Comp::Longlat),
+            HeadCause::Other => None,
+        };
+        if let Some(c) = c {
+            self.charged[c as usize] += 1;
+        }
+    }
+}
+
+/// Cycles in which a frontend miss penalty overlaps a long backend miss penalty
+/// (the paper's Table 1), measured from the bundles alone.
+///
+/// - A cycle is *long-backend* when the ROB is full at its start and its head
+///   waits on an L2 D-miss or a D-TLB miss (what FMT charges to `l2d`/`dtlb`).
+/// - A cycle is *frontend* when fetch reports a stall (`fetch_stall != none`), or
+///   when the frontend refills after a misprediction (from the squash to the next
+///   dispatch), or, found afterwards, when a branch that turns out mispredicted
+///   is in the ROB unresolved (from its dispatch to its squash: the resolution
+///   time, which interval analysis counts in the misprediction penalty).
+///
+/// `overlap` counts the cycles that are both, each cycle once. The ROB occupancy
+/// is mirrored from `dispatched`, `retired` and `squash` exactly as the unit does.
+#[derive(Clone, Debug)]
+pub struct Overlap {
+    rob_entries: u32,
+    rob_count: u32,
+    rob_head: u32,
+    refill: bool,
+    /// Per ROB id: `be_only` at the cycle the instruction was dispatched.
+    be_only_at: Vec<u64>,
+    /// Counted long-backend cycles that were not (yet) known to be frontend cycles.
+    be_only: u64,
+    pub cycles: u64,
+    pub frontend: u64,
+    pub backend: u64,
+    pub overlap: u64,
+}
+
+impl Overlap {
+    pub fn new(rob_entries: u32) -> Self {
+        Self {
+            rob_entries,
+            rob_count: 0,
+            rob_head: 0,
+            refill: false,
+            be_only_at: vec![0; rob_entries as usize],
+            be_only: 0,
+            cycles: 0,
+            frontend: 0,
+            backend: 0,
+            overlap: 0,
+        }
+    }
+
+    /// Overlapping cycles as a fraction of all counted cycles.
+    pub fn fraction(&self) -> f64 {
+        if self.cycles == 0 {
+            0.0
+        } else {
+            self.overlap as f64 / self.cycles as f64
+        }
+    }
+}
+
+impl events::Consumer for Overlap {
+    fn cycle(&mut self, ev: &CycleEvents) {
+        let full = self.rob_count == self.rob_entries;
+        let be = full && matches!(ev.head, HeadCause::L2d | HeadCause::Dtlb);
+        let fe = ev.fetch_stall != FetchStall::None || self.refill;
+        if ev.count_enable {
+            self.cycles += 1;
+            self.frontend += fe as u64;
+            self.backend += be as u64;
+            if be && fe {
+                self.overlap += 1;
+            } else if be {
+                self.be_only += 1;
+            }
+        }
+        // the ROB mirror: retire, dispatch, squash (spec 4.2, 4.4, 4.5)
+        let r = self.rob_entries;
+        self.rob_head = (self.rob_head + ev.retired as u32) % r;
+        self.rob_count -= (ev.retired as u32).min(self.rob_count);
+        for k in 0..ev.dispatched as u32 {
+            let id = (self.rob_head + self.rob_count + k) % r;
+            self.be_only_at[id as usize] = self.be_only;
+        }
+        self.rob_count = (self.rob_count + ev.dispatched as u32).min(r);
+        if ev.dispatched > 0 {
+            self.refill = false;
+        }
+        match ev.squash {
+            Squash::None => {}
+            Squash::Mispredict(x) => {
+                let x = x as u32 % r;
+                self.rob_count = (x + r - self.rob_head) % r + 1;
+                self.refill = true;
+                // the branch's resolution time was a frontend penalty: its
+                // long-backend cycles overlapped
+                let since = self.be_only - self.be_only_at[x as usize];
+                self.overlap += since;
+                self.be_only -= since;
+                // later dispatch stamps are younger than x and squashed
+            }
+            Squash::Flush(x) => {
+                let x = x as u32 % r;
+                self.rob_count = (x + r - self.rob_head) % r;
+                self.refill = true;
+            }
+        }
+    }
+}

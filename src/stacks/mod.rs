@@ -1,0 +1,710 @@
+//! `cpistack stacks`: every CPI stack the paper compares, from the same run, and
+//! how far each is from the simulation reference (the paper's section 5.2).
+//!
+//! For each workload (or ChampSim trace) one *real* run drives, every cycle, the
+//! bit-accurate FMT and sFMT units ([`hw::Unit`]), the POWER5-style accountant
+//! ([`Power5`]) and the overlap meter ([`Overlap`]); the naive stacks come from the
+//! same run's miss counts. Idealised runs of the same committed instruction
+//! stream (same source, seed, warm-up, instruction count) build the reference in
+//! the standard and the inverse order. Runs are independent and run in parallel.
+//!
+//! Components, in this order everywhere: base, l1i, l2i, itlb, bpred, l1d, l2d,
+//! dtlb, longlat ([`COMPONENTS`]). Methods: [`METHODS`].
+
+mod accounting;
+mod output;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use events::{Counter, CounterUnit, Variant};
+use rayon::prelude::*;
+use serde::Serialize;
+
+pub use accounting::{Overlap, Power5, UnitConsumer};
+pub use output::write_all;
+
+/// A CPI-stack component.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum Comp {
+    Base = 0,
+    L1i = 1,
+    L2i = 2,
+    Itlb = 3,
+    Bpred = 4,
+    L1d = 5,
+    L2d = 6,
+    Dtlb = 7,
+    Longlat = 8,
+}
+
+/// Number of components (base included).
+pub const NCOMP: usize = 9;
+
+/// Component names, in [`Comp`] order.
+pub const COMPONENTS: [&str; NCOMP] = [
+    "base", "l1i", "l2i", "itlb", "bpred", "l1d", "l2d", "dtlb", "longlat",
+];
+
+/// Method keys: the reference first, then the methods compared with it.
+pub const METHODS: [&str; 7] = [
+    "reference",
+    "reference_inverse",
+    "fmt",
+    "sfmt",
+    "naive",
+    "naive_nonspec",
+    "power5",
+];
+
+/// The methods whose error against the standard-order reference is reported.
+pub const COMPARED: [&str; 6] = [
+    "fmt",
+    "sfmt",
+    "naive",
+    "naive_nonspec",
+    "power5",
+    "reference_inverse",
+];
+
+/// One stack: cycles per component in [`Comp`] order (base may be negative).
+pub type Stack = [i64; NCOMP];
+
+/// Idealisation steps of the reference, in the standard order. `longlat` comes
+/// first: the paper's base run has real functional units, so its base is our
+/// base plus longlat (see docs/accuracy.md).
+pub const STANDARD_ORDER: [Comp; 8] = [
+    Comp::Longlat,
+    Comp::L1d,
+    Comp::Bpred,
+    Comp::L1i,
+    Comp::L2i,
+    Comp::Itlb,
+    Comp::L2d,
+    Comp::Dtlb,
+];
+
+/// The inverse order: L2 D-cache and D-TLB before the instruction side.
+pub const INVERSE_ORDER: [Comp; 8] = [
+    Comp::Longlat,
+    Comp::L1d,
+    Comp::Bpred,
+    Comp::L2d,
+    Comp::Dtlb,
+    Comp::L1i,
+    Comp::L2i,
+    Comp::Itlb,
+];
+
+/// Where the instructions come from.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// A synthetic workload (a suite entry or a purpose-built spec) with its seed.
+    Workload {
+        spec: sim::workloads::Spec,
+        seed: u64,
+    },
+    /// A ChampSim trace, read from its start.
+    Trace(PathBuf),
+}
+
+impl Source {
+    /// The suite workload `name` with `seed`.
+    pub fn workload(name: &str, seed: u64) -> Result<Source> {
+        let spec = sim::workloads::by_name(name)
+            .ok_or_else(|| sim::SimError::UnknownWorkload(name.into()))?;
+        Ok(Source::Workload { spec, seed })
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            Source::Workload { spec, .. } => spec.name.to_string(),
+            Source::Trace(p) => {
+                let f = p.file_name().map(|f| f.to_string_lossy().to_string());
+                let f = f.unwrap_or_else(|| p.display().to_string());
+                f.split('.').next().unwrap_or(&f).to_string()
+            }
+        }
+    }
+
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Source::Workload { .. } => "workload",
+            Source::Trace(_) => "trace",
+        }
+    }
+
+    fn core(&self, cfg: &sim::Config) -> Result<sim::Core<Box<dyn sim::InstrSource>>> {
+        let src: Box<dyn sim::InstrSource> = match self {
+            Source::Workload { spec, seed } => Box::new(sim::workloads::Workload::new(spec, *seed)),
+            Source::Trace(p) => Box::new(
+                sim::trace::TraceSource::open(p, 0)
+                    .with_context(|| format!("opening trace {}", p.display()))?,
+            ),
+        };
+        Ok(sim::Core::new(cfg, src)?)
+    }
+}
+
+/// What every run of a study shares.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The machine (its `ideal` switches are kept on in every run).
+    pub cfg: sim::Config,
+    /// Instructions measured (committed with counting on).
+    pub instructions: u64,
+    /// Instructions committed before counting starts.
+    pub warmup: u64,
+}
+
+/// An idealisation set: bit `Comp as u8` on = that structure ideal.
+type Mask = u16;
+
+fn mask_of(steps: &[Comp]) -> Mask {
+    steps.iter().fold(0, |m, &c| m | 1 << c as u8)
+}
+
+fn cfg_with(base: &sim::Config, m: Mask) -> sim::Config {
+    let mut c = base.clone();
+    let on = |k: Comp| m >> k as u8 & 1 == 1;
+    let i = &mut c.ideal;
+    i.longlat |= on(Comp::Longlat);
+    i.l1d |= on(Comp::L1d);
+    i.bpred |= on(Comp::Bpred);
+    i.l1i |= on(Comp::L1i);
+    i.l2i |= on(Comp::L2i);
+    i.itlb |= on(Comp::Itlb);
+    i.l2d |= on(Comp::L2d);
+    i.dtlb |= on(Comp::Dtlb);
+    c
+}
+
+/// The idealisation sets an order needs: with the first `k` steps made real, for
+/// `k = 0..8` (`k = 8` is the real run).
+fn order_masks(order: &[Comp; 8]) -> [Mask; 9] {
+    let mut out = [0; 9];
+    for (k, o) in out.iter_mut().enumerate() {
+        *o = mask_of(&order[k..]);
+    }
+    out
+}
+
+/// One run of a study.
+#[derive(Clone, Debug)]
+struct Job {
+    source: usize,
+    /// Idealisation set; 0 = the real run (every method attached).
+    mask: Mask,
+}
+
+/// What the real run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct RealRun {
+    pub stats: sim::Stats,
+    pub fmt: events::Counters,
+    pub sfmt: events::Counters,
+    #[serde(skip)]
+    pub power5: Power5,
+    #[serde(skip)]
+    pub overlap: Overlap,
+}
+
+#[derive(Clone, Debug)]
+enum Outcome {
+    Ideal { cycles: u64, instructions: u64 },
+    Real(Box<RealRun>),
+}
+
+fn run_job(src: &Source, s: &Settings, mask: Mask) -> Result<Outcome> {
+    let cfg = cfg_with(&s.cfg, mask);
+    let mut core = src.core(&cfg)?;
+    core.set_warmup(s.warmup);
+    if mask != 0 {
+        core.run(s.instructions, &mut [])?;
+        let st = core.stats();
+        return Ok(Outcome::Ideal {
+            cycles: st.cycles,
+            instructions: st.instructions,
+        });
+    }
+    let p = cfg.unit_params();
+    let mut fmt = UnitConsumer(hw::Unit::new(p.with_variant(Variant::Fmt))?);
+    let mut sfmt = UnitConsumer(hw::Unit::new(p.with_variant(Variant::Sfmt))?);
+    let mut p5 = Power5::new();
+    let mut ov = Overlap::new(p.rob_entries);
+    core.run(s.instructions, &mut [&mut fmt, &mut sfmt, &mut p5, &mut ov])?;
+    for u in [&fmt.0, &sfmt.0] {
+        if let Some(e) = u.view().error {
+            bail!("the core emitted an illegal bundle (a simulator bug): {e}");
+        }
+    }
+    Ok(Outcome::Real(Box::new(RealRun {
+        stats: core.stats().clone(),
+        fmt: fmt.0.view().counters,
+        sfmt: sfmt.0.view().counters,
+        power5: p5,
+        overlap: ov,
+    })))
+}
+
+/// Average penalty per event as a method sees it (cycles per event); `None`
+/// when the run had no such event.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Penalties {
+    /// Per L1 I-miss: the method's `l1i` component over the L1 I-misses.
+    pub l1i: Option<f64>,
+    /// Per branch misprediction: `bpred` over the mispredictions.
+    pub bpred: Option<f64>,
+    /// Per long (L2) D-miss: `l2d` over the L2 D-misses.
+    pub l2d: Option<f64>,
+}
+
+/// Frontend/long-backend overlap (Table 1), see [`Overlap`].
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct OverlapReport {
+    pub cycles: u64,
+    pub frontend_cycles: u64,
+    pub backend_cycles: u64,
+    pub overlap_cycles: u64,
+    /// `overlap_cycles / cycles`.
+    pub fraction: f64,
+}
+
+/// Everything measured on one workload or trace.
+#[derive(Clone, Debug, Serialize)]
+pub struct Study {
+    pub name: String,
+    /// `workload` or `trace`.
+    pub kind: String,
+    /// Instructions of the real run (counted).
+    pub instructions: u64,
+    /// Cycles of the real run (counted): every stack's total.
+    pub cycles: u64,
+    pub cpi: f64,
+    /// Per method (keys of [`METHODS`]): cycles per component (keys of [`COMPONENTS`]).
+    #[serde(serialize_with = "ser_stacks")]
+    pub stacks: BTreeMap<String, Stack>,
+    /// Per compared method: max over components of |share - reference share|, in
+    /// percentage points.
+    pub errors_pp: BTreeMap<String, f64>,
+    /// Per method.
+    pub penalties: BTreeMap<String, Penalties>,
+    pub overlap: OverlapReport,
+    /// Cycles of each idealised run, by the list of structures made ideal.
+    pub ideal_runs: BTreeMap<String, u64>,
+    /// The real run's event counts.
+    pub stats: sim::Stats,
+}
+
+fn ser_stacks<S: serde::Serializer>(
+    m: &BTreeMap<String, Stack>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(m.len()))?;
+    for (k, v) in m {
+        let o: BTreeMap<&str, i64> = COMPONENTS.iter().copied().zip(v.iter().copied()).collect();
+        map.serialize_entry(k, &o)?;
+    }
+    map.end()
+}
+
+impl Study {
+    /// Share of the real run's cycles, in percent.
+    pub fn share(&self, method: &str, c: Comp) -> f64 {
+        100.0 * self.stacks[method][c as usize] as f64 / self.cycles.max(1) as f64
+    }
+    /// CPI of a component.
+    pub fn cpi_of(&self, method: &str, c: Comp) -> f64 {
+        self.stacks[method][c as usize] as f64 / self.instructions.max(1) as f64
+    }
+}
+
+/// Per method: average and maximum error over the studies.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Summary {
+    pub avg_error_pp: f64,
+    pub max_error_pp: f64,
+}
+
+/// A whole study: every workload and trace.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub instructions: u64,
+    pub warmup: u64,
+    pub config: sim::Config,
+    pub studies: Vec<Study>,
+    /// Over every study (workloads and traces).
+    pub summary: BTreeMap<String, Summary>,
+    /// Over the synthetic workloads only.
+    pub summary_workloads: BTreeMap<String, Summary>,
+    /// Over the traces only.
+    pub summary_traces: BTreeMap<String, Summary>,
+    pub seconds: f64,
+}
+
+/// Average and maximum error per compared method over `studies` (empty if none).
+pub fn summarise<'a>(studies: impl Iterator<Item = &'a Study> + Clone) -> BTreeMap<String, Summary> {
+    let mut out = BTreeMap::new();
+    if studies.clone().next().is_none() {
+        return out;
+    }
+    for m in COMPARED {
+        let e: Vec<f64> = studies.clone().map(|s| s.errors_pp[m]).collect();
+        out.insert(
+            m.to_string(),
+            Summary {
+                avg_error_pp: e.iter().sum::<f64>() / e.len() as f64,
+                max_error_pp: e.iter().copied().fold(0.0, f64::max),
+            },
+        );
+    }
+    out
+}
+
+fn ideal_name(m: Mask) -> String {
+    let names: Vec<&str> = (1..NCOMP)
+        .filter(|&k| m >> k & 1 == 1)
+        .map(|k| COMPONENTS[k])
+        .collect();
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(",")
+    }
+}
+
+fn counters_stack(c: &events::Counters) -> Stack {
+    let mut s = [0i64; NCOMP];
+    for (k, &ctr) in Counter::COMPONENTS.iter().enumerate() {
+        s[k + 1] = c.get(ctr) as i64;
+    }
+    s[0] = c.base() as i64;
+    s
+}
+
+fn with_base(mut s: Stack, cycles: u64) -> Stack {
+    s[0] = cycles as i64 - s[1..].iter().sum::<i64>();
+    s
+}
+
+/// The naive stack from miss counts `m` (all paths or committed path).
+pub fn naive_stack(cfg: &sim::Config, m: &sim::MissCounts, cycles: u64) -> Stack {
+    let l2 = cfg.l2.latency as i64;
+    let mut s = [0i64; NCOMP];
+    s[Comp::L1i as usize] = m.l1i as i64 * l2;
+    s[Comp::L2i as usize] = m.l2i as i64 * cfg.memory_latency as i64;
+    s[Comp::Itlb as usize] = m.itlb as i64 * cfg.itlb.miss_latency as i64;
+    s[Comp::Bpred as usize] = m.mispredicts as i64 * cfg.core.frontend_stages as i64;
+    s[Comp::L1d as usize] = m.l1d as i64 * l2;
+    s[Comp::L2d as usize] = m.l2d as i64 * cfg.memory_latency as i64;
+    s[Comp::Dtlb as usize] = m.dtlb as i64 * cfg.dtlb.miss_latency as i64;
+    s[Comp::Longlat as usize] = m.longlat_cycles as i64;
+    with_base(s, cycles)
+}
+
+/// The reference stack of `order` from the cycles of its runs (`runs[k]`: the
+/// first `k` steps real, `runs[8]` the real run).
+pub fn reference_stack(order: &[Comp; 8], runs: &[u64; 9]) -> Stack {
+    let mut s = [0i64; NCOMP];
+    s[0] = runs[0] as i64;
+    for (k, &c) in order.iter().enumerate() {
+        s[c as usize] = runs[k + 1] as i64 - runs[k] as i64;
+    }
+    s
+}
+
+/// Max over components of |share_m - share_ref| in percentage points.
+pub fn error_pp(m: &Stack, reference: &Stack, cycles: u64) -> f64 {
+    let t = cycles.max(1) as f64;
+    m.iter()
+        .zip(reference)
+        .map(|(a, b)| 100.0 * (a - b).abs() as f64 / t)
+        .fold(0.0, f64::max)
+}
+
+fn study(
+    src: &Source,
+    s: &Settings,
+    real: &RealRun,
+    ideal: &BTreeMap<Mask, (u64, u64)>,
+) -> Result<Study> {
+    let st = &real.stats;
+    let cycles = st.cycles;
+    // the same committed stream: every run measured the same instructions (up to
+    // the last retire group)
+    let rw = s.cfg.core.retire_width as u64;
+    for (&m, &(_, n)) in ideal {
+        if n < st.instructions.saturating_sub(rw - 1) || n > st.instructions + rw - 1 {
+            bail!(
+                "{}: the idealised run ({}) measured {n} instructions, the real run {}",
+                src.name(),
+                ideal_name(m),
+                st.instructions
+            );
+        }
+    }
+    let runs = |order: &[Comp; 8]| -> [u64; 9] {
+        let masks = order_masks(order);
+        let mut r = [0u64; 9];
+        for k in 0..9 {
+            r[k] = if masks[k] == 0 {
+                cycles
+            } else {
+                ideal[&masks[k]].0
+            };
+        }
+        r
+    };
+    let mut stacks = BTreeMap::new();
+    stacks.insert(
+        "reference".to_string(),
+        reference_stack(&STANDARD_ORDER, &runs(&STANDARD_ORDER)),
+    );
+    stacks.insert(
+        "reference_inverse".to_string(),
+        reference_stack(&INVERSE_ORDER, &runs(&INVERSE_ORDER)),
+    );
+    stacks.insert("fmt".to_string(), counters_stack(&real.fmt));
+    stacks.insert("sfmt".to_string(), counters_stack(&real.sfmt));
+    stacks.insert("naive".to_string(), naive_stack(&s.cfg, &st.all, cycles));
+    stacks.insert(
+        "naive_nonspec".to_string(),
+        naive_stack(&s.cfg, &st.committed, cycles),
+    );
+    stacks.insert("power5".to_string(), real.power5.stack());
+    for (k, c) in [("fmt", &real.fmt), ("sfmt", &real.sfmt)] {
+        if c.get(Counter::Cycles) != cycles {
+            bail!(
+                "{}: the {k} unit counted {} cycles, the core {cycles}",
+                src.name(),
+                c.get(Counter::Cycles)
+            );
+        }
+    }
+    let reference = stacks["reference"];
+    let errors_pp = COMPARED
+        .iter()
+        .map(|&m| (m.to_string(), error_pp(&stacks[m], &reference, cycles)))
+        .collect();
+    let per = |x: i64, n: u64| (n > 0).then(|| x as f64 / n as f64);
+    let penalties = METHODS
+        .iter()
+        .map(|&m| {
+            let sk = &stacks[m];
+            let ev = if m == "naive" { &st.all } else { &st.committed };
+            (
+                m.to_string(),
+                Penalties {
+                    l1i: per(sk[Comp::L1i as usize], ev.l1i),
+                    bpred: per(sk[Comp::Bpred as usize], ev.mispredicts),
+                    l2d: per(sk[Comp::L2d as usize], ev.l2d),
+                },
+            )
+        })
+        .collect();
+    let o = &real.overlap;
+    Ok(Study {
+        name: src.name(),
+        kind: src.kind().into(),
+        instructions: st.instructions,
+        cycles,
+        cpi: st.cpi(),
+        stacks,
+        errors_pp,
+        penalties,
+        overlap: OverlapReport {
+            cycles: o.cycles,
+            frontend_cycles: o.frontend,
+            backend_cycles: o.backend,
+            overlap_cycles: o.overlap,
+            fraction: o.fraction(),
+        },
+        ideal_runs: ideal.iter().map(|(&m, &(c, _))| (ideal_name(m), c)).collect(),
+        stats: st.clone(),
+    })
+}
+
+/// Run every source (real run plus the idealised runs of both orders), in
+/// parallel on `jobs` threads (0: rayon's default), calling `progress` after each
+/// run finishes with (runs done, runs in all).
+pub fn run_study(
+    sources: &[Source],
+    s: &Settings,
+    jobs: usize,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Report> {
+    let start = std::time::Instant::now();
+    let mut masks: Vec<Mask> = order_masks(&STANDARD_ORDER).to_vec();
+    for m in order_masks(&INVERSE_ORDER) {
+        if !masks.contains(&m) {
+            masks.push(m);
+        }
+    }
+    // long runs first (traces, then real runs), for a balanced schedule
+    let mut work: Vec<Job> = Vec::new();
+    for (i, _) in sources.iter().enumerate() {
+        for &m in &masks {
+            work.push(Job { source: i, mask: m });
+        }
+    }
+    work.sort_by_key(|j| {
+        (
+            !matches!(sources[j.source], Source::Trace(_)),
+            j.mask != 0,
+            j.source,
+            j.mask,
+        )
+    });
+    let total = work.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .context("starting the worker threads")?;
+    let outcomes: Vec<Result<Outcome>> = pool.install(|| {
+        work.par_iter()
+            .map(|j| {
+                let src = &sources[j.source];
+                let r = run_job(src, s, j.mask).with_context(|| {
+                    format!("{} {} (ideal: {})", src.kind(), src.name(), ideal_name(j.mask))
+                });
+                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                progress(n, total);
+                r
+            })
+            .collect()
+    });
+    let mut real: Vec<Option<RealRun>> = vec![None; sources.len()];
+    let mut ideal: Vec<BTreeMap<Mask, (u64, u64)>> = vec![BTreeMap::new(); sources.len()];
+    for (j, o) in work.iter().zip(outcomes) {
+        match o? {
+            Outcome::Real(r) => real[j.source] = Some(*r),
+            Outcome::Ideal {
+                cycles,
+                instructions,
+            } => {
+                ideal[j.source].insert(j.mask, (cycles, instructions));
+            }
+        }
+    }
+    let mut studies = Vec::new();
+    for (i, src) in sources.iter().enumerate() {
+        let r = real[i].as_ref().expect("every source has a real run");
+        studies.push(study(src, s, r, &ideal[i])?);
+    }
+    Ok(Report {
+        instructions: s.instructions,
+        warmup: s.warmup,
+        config: s.cfg.clone(),
+        summary: summarise(studies.iter()),
+        summary_workloads: summarise(studies.iter().filter(|x| x.kind == "workload")),
+        summary_traces: summarise(studies.iter().filter(|x| x.kind == "trace")),
+        studies,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Arguments of `cpistack stacks`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct StacksArgs {
+    /// Suite workloads: `all`, `none`, or a comma-separated list (`cpistack workloads`).
+    #[arg(long, default_value = "all")]
+    pub workloads: String,
+    /// ChampSim traces to study as well (comma-separated or repeated).
+    #[arg(long, value_name = "FILE,...", value_delimiter = ',')]
+    pub traces: Vec<PathBuf>,
+    /// Instructions measured per run.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub instructions: u64,
+    /// Instructions committed before counting starts.
+    #[arg(long, default_value_t = 200_000)]
+    pub warmup: u64,
+    /// Seed of the synthetic workloads.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output directory (created if missing).
+    #[arg(long, default_value = "stacks")]
+    pub out: PathBuf,
+    /// Runs in parallel (default: one per core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    #[command(flatten)]
+    pub machine: crate::run::MachineArgs,
+}
+
+/// The sources `--workloads` and `--traces` name.
+pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
+    let mut out = Vec::new();
+    match args.workloads.trim() {
+        "all" => {
+            for spec in sim::workloads::suite() {
+                out.push(Source::Workload {
+                    spec,
+                    seed: args.seed,
+                })
+            }
+        }
+        "none" | "" => {}
+        list => {
+            for w in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+                out.push(Source::workload(w, args.seed)?);
+            }
+        }
+    }
+    for t in &args.traces {
+        if !t.is_file() {
+            bail!("--traces: {} is not a readable file", t.display());
+        }
+        out.push(Source::Trace(t.clone()));
+    }
+    if out.is_empty() {
+        bail!("nothing to run: give --workloads and/or --traces");
+    }
+    Ok(out)
+}
+
+/// `cpistack stacks`.
+pub fn cmd(args: &StacksArgs) -> Result<()> {
+    let cfg = args.machine.build()?;
+    let srcs = sources(args)?;
+    if args.instructions == 0 {
+        bail!("--instructions must be at least 1");
+    }
+    let settings = Settings {
+        cfg,
+        instructions: args.instructions,
+        warmup: args.warmup,
+    };
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let bar = if tty {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "stacks [{bar:40}] {pos}/{len} runs ({elapsed}, eta {eta})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let report = run_study(&srcs, &settings, args.jobs.unwrap_or(0), &|n, total| {
+        bar.set_length(total as u64);
+        bar.set_position(n as u64);
+    })?;
+    bar.finish_and_clear();
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    write_all(&report, &args.out)?;
+    print!("{}", output::text(&report));
+    eprintln!(
+        "{} runs in {:.1} s; wrote stacks.csv, stacks.json, stacks.svg, errors.svg, penalties.csv, penalties.svg, index.html to {}",
+        report.studies.len() * 13,
+        report.seconds,
+        args.out.display()
+    );
+    Ok(())
+}

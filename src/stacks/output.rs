@@ -1,0 +1,601 @@
+//! Writing a [`Report`]: CSV, JSON, SVG charts, an HTML page and a text table.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use super::{Comp, Report, Study, COMPARED, COMPONENTS, METHODS, NCOMP};
+
+fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
+    let p = dir.join(name);
+    std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))
+}
+
+/// Write every output file into `dir` (which must exist).
+pub fn write_all(r: &Report, dir: &Path) -> Result<()> {
+    write(dir, "stacks.csv", &stacks_csv(r))?;
+    write(dir, "stacks.json", &(serde_json::to_string_pretty(r)? + "\n"))?;
+    write(dir, "penalties.csv", &penalties_csv(r))?;
+    write(dir, "stacks.svg", &super::output::svg::stacks(r))?;
+    write(dir, "errors.svg", &svg::errors(r))?;
+    write(dir, "penalties.svg", &svg::penalties(r))?;
+    write(dir, "index.html", &html(r))?;
+    Ok(())
+}
+
+/// Columns of `stacks.csv`.
+pub const STACKS_CSV_HEADER: &str =
+    "workload,kind,method,component,cycles,cpi,share_pct,reference_share_pct,method_error_pp";
+
+/// Every workload x method x component.
+pub fn stacks_csv(r: &Report) -> String {
+    let mut s = String::from(STACKS_CSV_HEADER);
+    s.push('\n');
+    for st in &r.studies {
+        for m in METHODS {
+            let err = st
+                .errors_pp
+                .get(m)
+                .map(|e| format!("{e:.3}"))
+                .unwrap_or_default();
+            for (k, c) in COMPONENTS.iter().enumerate() {
+                let comp = comp_of(k);
+                let _ = writeln!(
+                    s,
+                    "{},{},{},{},{},{:.5},{:.3},{:.3},{}",
+                    st.name,
+                    st.kind,
+                    m,
+                    c,
+                    st.stacks[m][k],
+                    st.cpi_of(m, comp),
+                    st.share(m, comp),
+                    st.share("reference", comp),
+                    err
+                );
+            }
+        }
+    }
+    s
+}
+
+/// Columns of `penalties.csv`.
+pub const PENALTIES_CSV_HEADER: &str =
+    "workload,kind,method,per_l1i_miss,per_mispredict,per_l2d_miss,overlap_pct";
+
+/// Average penalty per event per method, and the overlap fraction.
+pub fn penalties_csv(r: &Report) -> String {
+    let mut s = String::from(PENALTIES_CSV_HEADER);
+    s.push('\n');
+    let f = |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_default();
+    for st in &r.studies {
+        for m in METHODS {
+            let p = &st.penalties[m];
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{:.3}",
+                st.name,
+                st.kind,
+                m,
+                f(p.l1i),
+                f(p.bpred),
+                f(p.l2d),
+                100.0 * st.overlap.fraction
+            );
+        }
+    }
+    s
+}
+
+fn comp_of(k: usize) -> Comp {
+    [
+        Comp::Base,
+        Comp::L1i,
+        Comp::L2i,
+        Comp::Itlb,
+        Comp::Bpred,
+        Comp::L1d,
+        Comp::L2d,
+        Comp::Dtlb,
+        Comp::Longlat,
+    ][k]
+}
+
+/// Short column labels of the methods in tables.
+fn short(m: &str) -> &'static str {
+    match m {
+        "reference" => "ref",
+        "reference_inverse" => "inverse",
+        "fmt" => "fmt",
+        "sfmt" => "sfmt",
+        "naive" => "naive",
+        "naive_nonspec" => "nonspec",
+        "power5" => "power5",
+        _ => "?",
+    }
+}
+
+/// The text table: per workload the reference stack (shares), then each method's
+/// error; the summaries.
+pub fn text(r: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "CPI stacks: {} instructions after {} of warm-up per run; shares of the real run's cycles (%), reference = standard order",
+        r.instructions, r.warmup
+    );
+    let _ = write!(s, "{:<18} {:>6} ", "workload", "CPI");
+    for c in COMPONENTS {
+        let _ = write!(s, "{c:>7}");
+    }
+    let _ = writeln!(s, " {:>6}", "ovl%");
+    for st in &r.studies {
+        let _ = write!(s, "{:<18} {:>6.3} ", st.name, st.cpi);
+        for k in 0..NCOMP {
+            let _ = write!(s, "{:>7.1}", st.share("reference", comp_of(k)));
+        }
+        let _ = writeln!(s, " {:>6.2}", 100.0 * st.overlap.fraction);
+    }
+    let _ = writeln!(
+        s,
+        "\nError: max over components of |share - reference share|, percentage points"
+    );
+    let _ = write!(s, "{:<18}", "workload");
+    for m in COMPARED {
+        let _ = write!(s, " {:>8}", short(m));
+    }
+    s.push('\n');
+    for st in &r.studies {
+        let _ = write!(s, "{:<18}", st.name);
+        for m in COMPARED {
+            let _ = write!(s, " {:>8.2}", st.errors_pp[m]);
+        }
+        s.push('\n');
+    }
+    for (label, sum) in [
+        ("synthetic", &r.summary_workloads),
+        ("traces", &r.summary_traces),
+        ("all", &r.summary),
+    ] {
+        if sum.is_empty() || (label == "all" && (r.summary_traces.is_empty() || r.summary_workloads.is_empty())) {
+            continue;
+        }
+        for (what, avg) in [("avg", true), ("max", false)] {
+            let _ = write!(s, "{:<18}", format!("{what} ({label})"));
+            for m in COMPARED {
+                let v = &sum[m];
+                let _ = write!(
+                    s,
+                    " {:>8.2}",
+                    if avg { v.avg_error_pp } else { v.max_error_pp }
+                );
+            }
+            s.push('\n');
+        }
+    }
+    s
+}
+
+fn study_table(st: &Study) -> String {
+    let mut s = String::new();
+    let _ = write!(s, "<table><tr><th>method</th>");
+    for c in COMPONENTS {
+        let _ = write!(s, "<th>{c}</th>");
+    }
+    let _ = write!(s, "<th>error (pp)</th></tr>");
+    for m in METHODS {
+        let _ = write!(s, "<tr><td>{m}</td>");
+        for k in 0..NCOMP {
+            let _ = write!(s, "<td>{:.1}</td>", st.share(m, comp_of(k)));
+        }
+        let e = st
+            .errors_pp
+            .get(m)
+            .map(|e| format!("{e:.2}"))
+            .unwrap_or_else(|| "-".into());
+        let _ = write!(s, "<td>{e}</td></tr>");
+    }
+    s.push_str("</table>");
+    s
+}
+
+/// The one-page report.
+pub fn html(r: &Report) -> String {
+    let mut s = String::new();
+    s.push_str(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>cpistack: CPI stacks compared</title><style>\
+         body{font-family:sans-serif;max-width:1300px;margin:1em auto;padding:0 1em;color:#222}\
+         table{border-collapse:collapse;margin:0.5em 0 1.5em 0;font-size:13px}\
+         td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}\
+         th{background:#f0f0f0} td:first-child{text-align:left}\
+         img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}\
+         details{margin:0.3em 0}</style></head><body>\n",
+    );
+    let _ = writeln!(
+        s,
+        "<h1>CPI stacks: FMT and sFMT against the simulation reference</h1>\n\
+         <p>Each workload runs once with every method attached: the bit-accurate FMT and \
+         sFMT counter units, the naive methods (miss counts times a fixed penalty, on all \
+         paths or on the committed path only) and the IBM POWER5-style completion-stall \
+         accounting. The reference (the paper's section 5.2) runs the same instruction \
+         stream with every structure idealised, then makes them real one at a time \
+         (long-latency units, L1 D-cache, branch predictor, L1 I, L2 I, I-TLB, L2 D, D-TLB; \
+         the inverse order does L2 D and D-TLB before the instruction side); each component \
+         is the extra cycles. A method's error on a workload is the largest difference, \
+         over the components, between its share of the cycles and the reference's, in \
+         percentage points. {} instructions per run after {} of warm-up.</p>",
+        r.instructions, r.warmup
+    );
+    s.push_str("<h2>Summary: error in percentage points (avg / max over workloads)</h2>\n<table><tr><th>set</th>");
+    for m in COMPARED {
+        let _ = write!(s, "<th>{m}</th>");
+    }
+    s.push_str("</tr>\n");
+    for (label, sum) in [
+        ("synthetic suite", &r.summary_workloads),
+        ("traces", &r.summary_traces),
+    ] {
+        if sum.is_empty() {
+            continue;
+        }
+        let _ = write!(s, "<tr><td>{label}</td>");
+        for m in COMPARED {
+            let v = &sum[m];
+            let _ = write!(s, "<td>{:.2} / {:.2}</td>", v.avg_error_pp, v.max_error_pp);
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</table>\n");
+    s.push_str(
+        "<h2>Normalised CPI stacks (Figure 11)</h2>\n\
+         <p>One group per workload, one bar per method; each bar is the method's stack \
+         divided by the real run's cycles (a naive stack can exceed 100 %: its base is \
+         then negative and drawn below the axis).</p>\n\
+         <img src=\"stacks.svg\" alt=\"normalised CPI stacks\">\n\
+         <h2>Error per workload (Figure 12)</h2>\n\
+         <img src=\"errors.svg\" alt=\"errors\">\n\
+         <h2>Penalty per event (Figures 4, 6, 9) and overlap (Table 1)</h2>\n\
+         <p>Average cycles charged per committed L1 I-miss, per misprediction and per L2 \
+         D-miss by each method (the naive method per event on all paths). The overlap is \
+         the share of cycles in which a frontend penalty (a fetch stall, a refill after a \
+         misprediction, or a mispredicted branch waiting to resolve) coincides with a full \
+         ROB whose head waits on an L2 D-miss or a D-TLB miss.</p>\n\
+         <img src=\"penalties.svg\" alt=\"penalties\">\n",
+    );
+    s.push_str("<h2>Per workload (shares of cycles, %)</h2>\n");
+    for st in &r.studies {
+        let _ = writeln!(
+            s,
+            "<details><summary>{} ({}, CPI {:.3}, overlap {:.2} %)</summary>{}</details>",
+            st.name,
+            st.kind,
+            st.cpi,
+            100.0 * st.overlap.fraction,
+            study_table(st)
+        );
+    }
+    s.push_str("<p>Files: <a href=\"stacks.csv\">stacks.csv</a>, <a href=\"stacks.json\">stacks.json</a>, <a href=\"penalties.csv\">penalties.csv</a>.</p>\n</body></html>\n");
+    s
+}
+
+pub mod svg {
+    //! Hand-written SVG charts.
+
+    use std::fmt::Write as _;
+
+    use super::super::{Report, COMPARED, COMPONENTS, METHODS, NCOMP};
+
+    /// Fixed colour per component (base, l1i, l2i, itlb, bpred, l1d, l2d, dtlb, longlat).
+    pub const COLOURS: [&str; NCOMP] = [
+        "#b0b0b0", "#6baed6", "#2171b5", "#08306b", "#fd8d3c", "#a1d99b", "#31a354",
+        "#006d2c", "#9e9ac8",
+    ];
+    /// Fixed colour per method (in [`METHODS`] order).
+    pub const METHOD_COLOURS: [&str; 7] = [
+        "#333333", "#888888", "#d62728", "#ff7f0e", "#1f77b4", "#17becf", "#9467bd",
+    ];
+
+    fn esc(s: &str) -> String {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    }
+
+    fn head(w: f64, h: f64) -> String {
+        format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w:.0}\" height=\"{h:.0}\" \
+             viewBox=\"0 0 {w:.0} {h:.0}\" font-family=\"sans-serif\" font-size=\"11\">\n\
+             <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+        )
+    }
+
+    fn short(m: &str) -> &'static str {
+        super::short(m)
+    }
+
+    /// Figure 11: normalised stacked bars, one group per workload, one bar per method.
+    pub fn stacks(r: &Report) -> String {
+        let bar = 11.0;
+        let gap = 2.0;
+        let group = METHODS.len() as f64 * (bar + gap) + 14.0;
+        let left = 50.0;
+        let top = 40.0;
+        let ph = 320.0; // 100 % in pixels
+        // room below zero for negative bases, above 100 % for overshooting stacks
+        let (mut lo, mut hi) = (0.0f64, 100.0f64);
+        for st in &r.studies {
+            for m in METHODS {
+                let t = st.cycles.max(1) as f64;
+                let sk = &st.stacks[m];
+                let pos: f64 = sk.iter().filter(|&&v| v > 0).map(|&v| v as f64).sum();
+                let neg: f64 = sk.iter().filter(|&&v| v < 0).map(|&v| v as f64).sum();
+                hi = hi.max(100.0 * pos / t);
+                lo = lo.min(100.0 * neg / t);
+            }
+        }
+        let hi = (hi / 25.0).ceil() * 25.0;
+        let lo = (lo / 25.0).floor() * 25.0;
+        let scale = ph / 100.0;
+        let plot_h = (hi - lo) * scale;
+        let y0 = top + hi * scale; // pixel of 0 %
+        let w = left + r.studies.len() as f64 * group + 150.0;
+        let h = top + plot_h + 95.0;
+        let mut s = head(w, h);
+        let _ = writeln!(
+            s,
+            "<text x=\"{left}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">Normalised CPI stacks (share of the real run's cycles)</text>"
+        );
+        let mut g = lo;
+        while g <= hi + 1e-9 {
+            let y = y0 - g * scale;
+            let _ = writeln!(
+                s,
+                "<line x1=\"{left}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{}\" stroke-width=\"{}\"/>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{g:.0}%</text>",
+                w - 150.0,
+                if g == 0.0 { "#000" } else { "#ddd" },
+                if g == 0.0 { 1.0 } else { 0.5 },
+                left - 4.0,
+                y + 4.0
+            );
+            g += 25.0;
+        }
+        for (i, st) in r.studies.iter().enumerate() {
+            let gx = left + 8.0 + i as f64 * group;
+            let t = st.cycles.max(1) as f64;
+            for (j, m) in METHODS.iter().enumerate() {
+                let x = gx + j as f64 * (bar + gap);
+                let sk = &st.stacks[*m];
+                let (mut up, mut down) = (0.0f64, 0.0f64);
+                for (k, &v) in sk.iter().enumerate() {
+                    let p = 100.0 * v as f64 / t;
+                    let (y, hgt) = if p >= 0.0 {
+                        up += p;
+                        (y0 - up * scale, p * scale)
+                    } else {
+                        let y = y0 - down * scale;
+                        down += p;
+                        (y, -p * scale)
+                    };
+                    if hgt > 0.0 {
+                        let _ = writeln!(
+                            s,
+                            "<rect x=\"{x:.1}\" y=\"{y:.2}\" width=\"{bar}\" height=\"{hgt:.2}\" fill=\"{}\"><title>{} {} {}: {p:.1}%</title></rect>",
+                            COLOURS[k],
+                            esc(&st.name),
+                            m,
+                            COMPONENTS[k]
+                        );
+                    }
+                }
+                let _ = writeln!(
+                    s,
+                    "<text transform=\"translate({:.1},{:.1}) rotate(-90)\" text-anchor=\"end\" font-size=\"9\">{}</text>",
+                    x + bar - 2.0,
+                    top + plot_h + 4.0,
+                    short(m)
+                );
+            }
+            let _ = writeln!(
+                s,
+                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-weight=\"bold\">{}</text>",
+                gx + (group - 14.0) / 2.0,
+                top + plot_h + 62.0,
+                esc(&st.name)
+            );
+        }
+        legend(&mut s, w - 140.0, top, &COMPONENTS, &COLOURS);
+        s.push_str("</svg>\n");
+        s
+    }
+
+    fn legend(s: &mut String, x: f64, y: f64, names: &[&str], colours: &[&str]) {
+        for (k, (n, c)) in names.iter().zip(colours).enumerate() {
+            let yy = y + k as f64 * 18.0;
+            let _ = writeln!(
+                s,
+                "<rect x=\"{x:.1}\" y=\"{yy:.1}\" width=\"12\" height=\"12\" fill=\"{c}\"/>\
+                 <text x=\"{:.1}\" y=\"{:.1}\">{n}</text>",
+                x + 18.0,
+                yy + 10.0
+            );
+        }
+    }
+
+    /// Grouped bars of one value per (workload, series), with a legend.
+    fn grouped(
+        title: &str,
+        unit: &str,
+        groups: &[String],
+        series: &[&str],
+        colours: &[&str],
+        value: &dyn Fn(usize, usize) -> Option<f64>,
+    ) -> String {
+        let bar = 10.0;
+        let group = series.len() as f64 * bar + 14.0;
+        let left = 55.0;
+        let top = 40.0;
+        let ph = 260.0;
+        let mut hi = 0.0f64;
+        for i in 0..groups.len() {
+            for j in 0..series.len() {
+                if let Some(v) = value(i, j) {
+                    hi = hi.max(v);
+                }
+            }
+        }
+        let step = nice_step(hi);
+        let hi = ((hi / step).ceil() * step).max(step);
+        let scale = ph / hi;
+        let w = left + groups.len() as f64 * group + 170.0;
+        let h = top + ph + 80.0;
+        let mut s = head(w, h);
+        let _ = writeln!(
+            s,
+            "<text x=\"{left}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>",
+            esc(title)
+        );
+        let y0 = top + ph;
+        let mut g = 0.0;
+        while g <= hi + 1e-9 {
+            let y = y0 - g * scale;
+            let _ = writeln!(
+                s,
+                "<line x1=\"{left}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{}\" stroke-width=\"0.5\"/>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}{unit}</text>",
+                w - 170.0,
+                if g == 0.0 { "#000" } else { "#ddd" },
+                left - 4.0,
+                y + 4.0,
+                fmt_tick(g)
+            );
+            g += step;
+        }
+        for (i, name) in groups.iter().enumerate() {
+            let gx = left + 8.0 + i as f64 * group;
+            for j in 0..series.len() {
+                if let Some(v) = value(i, j) {
+                    let hh = v.max(0.0) * scale;
+                    let _ = writeln!(
+                        s,
+                        "<rect x=\"{:.1}\" y=\"{:.2}\" width=\"{bar}\" height=\"{hh:.2}\" fill=\"{}\"><title>{} {}: {v:.2}{unit}</title></rect>",
+                        gx + j as f64 * bar,
+                        y0 - hh,
+                        colours[j],
+                        esc(name),
+                        series[j]
+                    );
+                }
+            }
+            let _ = writeln!(
+                s,
+                "<text transform=\"translate({:.1},{:.1}) rotate(-40)\" text-anchor=\"end\">{}</text>",
+                gx + (group - 14.0) / 2.0,
+                y0 + 14.0,
+                esc(name)
+            );
+        }
+        legend(&mut s, w - 160.0, top, series, colours);
+        s.push_str("</svg>\n");
+        s
+    }
+
+    fn nice_step(hi: f64) -> f64 {
+        let raw = (hi / 5.0).max(1e-9);
+        let p = 10f64.powf(raw.log10().floor());
+        for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
+            if m * p >= raw {
+                return m * p;
+            }
+        }
+        10.0 * p
+    }
+
+    fn fmt_tick(g: f64) -> String {
+        if g.fract().abs() < 1e-9 {
+            format!("{g:.0}")
+        } else {
+            format!("{g:.1}")
+        }
+    }
+
+    /// Figure 12: each method's error per workload.
+    pub fn errors(r: &Report) -> String {
+        let names: Vec<String> = r.studies.iter().map(|s| s.name.clone()).collect();
+        let colours: Vec<&str> = COMPARED
+            .iter()
+            .map(|m| METHOD_COLOURS[METHODS.iter().position(|x| x == m).unwrap_or(0)])
+            .collect();
+        grouped(
+            "Max component error against the reference (percentage points)",
+            "",
+            &names,
+            &COMPARED,
+            &colours,
+            &|i, j| Some(r.studies[i].errors_pp[COMPARED[j]]),
+        )
+    }
+
+    /// Figures 4, 6, 9 and Table 1: three panels of penalty per event, one of overlap.
+    pub fn penalties(r: &Report) -> String {
+        let names: Vec<String> = r.studies.iter().map(|s| s.name.clone()).collect();
+        let panels: [(&str, fn(&super::super::Penalties) -> Option<f64>); 3] = [
+            ("Cycles per L1 I-miss (Figure 4)", |p| p.l1i),
+            ("Cycles per misprediction (Figure 6)", |p| p.bpred),
+            ("Cycles per L2 D-miss (Figure 9)", |p| p.l2d),
+        ];
+        let mut parts = Vec::new();
+        for (title, f) in panels {
+            parts.push(grouped(
+                title,
+                "",
+                &names,
+                &METHODS,
+                &METHOD_COLOURS,
+                &|i, j| f(&r.studies[i].penalties[METHODS[j]]),
+            ));
+        }
+        parts.push(grouped(
+            "Cycles with frontend and long backend penalties overlapping (Table 1)",
+            "%",
+            &names,
+            &["overlap"],
+            &["#555555"],
+            &|i, _| Some(100.0 * r.studies[i].overlap.fraction),
+        ));
+        // stack the panels vertically in one SVG
+        let mut w = 0.0f64;
+        let mut h = 0.0f64;
+        let mut body = String::new();
+        for p in &parts {
+            let (pw, ph) = size_of(p);
+            let inner = p
+                .trim_end()
+                .strip_suffix("</svg>")
+                .unwrap_or(p)
+                .split_once('\n')
+                .map(|x| x.1)
+                .unwrap_or("");
+            let _ = writeln!(body, "<g transform=\"translate(0,{h:.0})\">\n{inner}</g>");
+            w = w.max(pw);
+            h += ph;
+        }
+        let mut s = head(w, h);
+        s.push_str(&body);
+        s.push_str("</svg>\n");
+        s
+    }
+
+    fn size_of(svg: &str) -> (f64, f64) {
+        let attr = |name: &str| {
+            svg.split_once(&format!("{name}=\""))
+                .and_then(|(_, r)| r.split_once('"'))
+                .and_then(|(v, _)| v.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        (attr("width"), attr("height"))
+    }
+}
