@@ -492,7 +492,10 @@ impl Config {
                 return bad(k, v as u64, "1..=24");
             }
         }
-        if b.btb_ways == 0 || b.btb_entries / b.btb_ways * b.btb_ways != b.btb_entries || b.btb_entries == 0 {
+        if b.btb_ways == 0
+            || b.btb_entries / b.btb_ways * b.btb_ways != b.btb_entries
+            || b.btb_entries == 0
+        {
             return bad(
                 "bpred.btb_entries",
                 b.btb_entries as u64,
