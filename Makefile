@@ -4,7 +4,7 @@ BIN   := target/release/cpistack
 # The shared ChampSim traces live beside the repository.
 TRACES ?= ../shared/traces
 
-.PHONY: all build release demo verify lint fmt test smoke bench clean
+.PHONY: all build release demo verify lint fmt test smoke bench clean waves screenshot
 
 all: build
 
@@ -53,6 +53,24 @@ smoke: release
 ## bench: throughput figures (release).
 bench: release
 	$(BIN) bench --json
+
+## waves: one VCD per scenario (FMT and sFMT) plus the GTKWave layout, in waves/.
+waves: release
+	$(BIN) waves --out waves
+
+## screenshot: render SCENARIO in GTKWave under Xvfb to waves/$(SCENARIO).png.
+SCENARIO ?= mispredict
+SHOT_PKGS := gtkwave xvfb xauth imagemagick
+screenshot: waves
+	@missing=""; for c in gtkwave xvfb-run xauth import; do command -v $$c >/dev/null || missing="$$missing $$c"; done; \
+	if [ -n "$$missing" ]; then echo "installing $(SHOT_PKGS) (missing:$$missing)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends $(SHOT_PKGS); fi
+	@test -f waves/$(SCENARIO).vcd || { echo "no scenario $(SCENARIO) (see: ls waves/*.vcd)"; exit 1; }
+	cd waves && rm -f $(SCENARIO).png && timeout 120 xvfb-run -a -s "-screen 0 1600x1600x24" sh -c \
+	  'gtkwave -S zoom_full.tcl $(SCENARIO).vcd fmt.gtkw > gtkwave-screenshot.log 2>&1 & pid=$$!; \
+	   sleep 6; import -window root $(SCENARIO).png; kill $$pid'
+	@test -s waves/$(SCENARIO).png && echo "screenshot: waves/$(SCENARIO).png"
 
 clean:
 	$(CARGO) clean

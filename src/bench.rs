@@ -148,3 +148,55 @@ pub fn unit_figures(cycles: usize, reps: usize, figs: &mut Figures) -> anyhow::R
     );
     Ok(())
 }
+
+/// The waveform figures of issue 3: `hw_fmt_notrace_cycles_per_s` (stepping
+/// through `step_traced` with [`hw::NoTrace`]: tracing compiled in but off; compare
+/// with `hw_fmt_cycles_per_s`) and `vcd_fmt_cycles_per_s` (every register of the
+/// default 64-row FMT traced to a VCD file in a temporary directory).
+pub fn wave_figures(cycles: usize, reps: usize, figs: &mut Figures) -> anyhow::Result<()> {
+    let p = Params::default();
+    let s = stream(p, cycles, 1);
+    figs.push(
+        "hw_fmt_notrace_cycles_per_s",
+        rate(cycles, reps, || {
+            let mut u = hw::Unit::new(p).expect("default params are legal");
+            let mut t = hw::NoTrace;
+            for ev in &s {
+                u.step_traced(black_box(ev), &mut t);
+            }
+            assert!(u.view().error.is_none(), "bench stream must be legal");
+            black_box(u.view());
+        }),
+    );
+    // The VCD is large (about 100 bytes a cycle): a tenth of the stream, at most 2M cycles.
+    let n = (cycles / 10).clamp(1, 2_000_000);
+    let dir = std::env::temp_dir().join(format!("cpistack-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join("bench.vcd");
+    let mut err = None;
+    let r = rate(n, reps, || {
+        let res = (|| -> anyhow::Result<()> {
+            let mut u = hw::Unit::new(p)?;
+            let mut t = crate::waves::create(&path, &u, 0, crate::waves::Window::ALL)?;
+            for ev in &s[..n] {
+                u.step_traced(ev, &mut t);
+            }
+            t.finish()?;
+            Ok(())
+        })();
+        if let Err(e) = res {
+            err = Some(e);
+        }
+    });
+    let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Some(e) = err {
+        return Err(e.context("vcd benchmark"));
+    }
+    figs.push("vcd_fmt_cycles_per_s", r);
+    figs.notes.insert(
+        "vcd_fmt_bytes_per_cycle".into(),
+        format!("{:.1}", bytes as f64 / n as f64),
+    );
+    Ok(())
+}

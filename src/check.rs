@@ -68,6 +68,10 @@ pub struct LockStep {
     seed: Option<u64>,
     ring: [CycleEvents; HISTORY],
     failed: Option<Box<Mismatch>>,
+    /// History for the failure waveform (src/failwaves.rs).
+    fw: crate::failwaves::FailWaves,
+    /// Test-only fault: golden sees cycle `fault_at` with `count_enable` flipped.
+    fault_at: u64,
     rows_hw: Vec<RowView>,
     rows_golden: Vec<RowView>,
 }
@@ -86,9 +90,25 @@ impl LockStep {
             seed: None,
             ring: [CycleEvents::default(); HISTORY],
             failed: None,
+            fw: crate::failwaves::FailWaves::new(Some(crate::failwaves::default_dir())),
+            fault_at: u64::MAX,
             rows_hw: Vec::with_capacity(cap),
             rows_golden: Vec::with_capacity(cap),
         })
+    }
+
+    /// Where a mismatch writes its waveform (`None`: write none). Default:
+    /// [`crate::failwaves::default_dir`].
+    pub fn with_waves_dir(mut self, dir: Option<std::path::PathBuf>) -> Self {
+        self.fw = crate::failwaves::FailWaves::new(dir);
+        self
+    }
+
+    /// Test only: inject a fault into golden (it sees bundle `cycle` with
+    /// `count_enable` flipped), to exercise the mismatch path.
+    #[doc(hidden)]
+    pub fn inject_golden_fault_at(&mut self, cycle: u64) {
+        self.fault_at = cycle;
     }
 
     /// Record the seed of the stream, for the mismatch report.
@@ -117,8 +137,15 @@ impl LockStep {
             return Err(m.clone());
         }
         self.ring[(self.cycle % HISTORY as u64) as usize] = *ev;
+        self.fw.before_step(self.cycle, ev, &self.hw);
         self.hw.step(ev);
-        self.golden.step(ev);
+        if self.cycle == self.fault_at {
+            let mut e = *ev;
+            e.count_enable = !e.count_enable;
+            self.golden.step(&e);
+        } else {
+            self.golden.step(ev);
+        }
         let res = self.compare();
         self.cycle += 1;
         match res {
@@ -132,7 +159,10 @@ impl LockStep {
                     hw,
                     seed: self.seed,
                     last: self.history(),
-                    waves: None,
+                    waves: match self.fw.write(self.seed, self.cycle - 1) {
+                        Ok(p) => p.map(|p| p.display().to_string()),
+                        Err(e) => Some(format!("none ({e})")),
+                    },
                 };
                 let m = Box::new(m);
                 self.failed = Some(m.clone());

@@ -7,8 +7,10 @@
 
 pub mod bench;
 pub mod check;
+pub mod failwaves;
 pub mod report;
 pub mod run;
 pub mod scenarios;
 pub mod stacks;
 pub mod vcdcheck;
+pub mod waves;

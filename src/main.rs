@@ -49,6 +49,9 @@ enum Cmd {
     /// POWER5, the simulation reference in both orders) on workloads and traces,
     /// measure each method's error, and write tables, JSON and charts.
     Stacks(cpistack::stacks::StacksArgs),
+    /// Write one VCD waveform per scenario of the scenario table (FMT and sFMT)
+    /// into a directory (`make waves`); open them with `waves/fmt.gtkw`.
+    Waves(cpistack::waves::WavesCmdArgs),
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
@@ -128,6 +131,8 @@ struct CheckArgs {
     mix: Mix,
     #[command(flatten)]
     params: ParamArgs,
+    #[command(flatten)]
+    waves: cpistack::waves::WaveArgs,
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
@@ -171,6 +176,8 @@ struct ReplayArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    waves: cpistack::waves::WaveArgs,
 }
 
 #[derive(clap::Args)]
@@ -209,6 +216,7 @@ fn main() -> ExitCode {
         Cmd::Workloads(a) => cpistack::run::workloads(a),
         Cmd::Config(a) => cpistack::run::config(a),
         Cmd::Stacks(a) => cpistack::stacks::cmd(a),
+        Cmd::Waves(a) => cpistack::waves::cmd(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -222,15 +230,21 @@ fn main() -> ExitCode {
 fn cmd_check(a: &CheckArgs) -> Result<()> {
     debug_assert!(a.random);
     let base = a.params.apply(Params::default())?;
-    for v in a.variant.list() {
+    for (k, v) in a.variant.list().into_iter().enumerate() {
         let p = base.with_variant(v);
         let mut ls = LockStep::new(p)?.with_seed(a.seed);
+        let mut wave = a.waves.tracer(k, ls.hw())?;
         let gen = Generator::new(p, a.mix.config(), a.seed);
         for ev in gen.take(a.cycles as usize) {
             if let Err(m) = ls.step(&ev) {
+                cpistack::waves::finish_all(vec![wave])?;
                 bail!("{m}");
             }
+            if let Some(w) = &mut wave {
+                hw::Tracer::cycle(&mut w.tracer, ls.hw(), &ev);
+            }
         }
+        cpistack::waves::finish_all(vec![wave])?;
         if let Some(e) = ls.hw().view().error {
             bail!("the random stream broke the protocol (a generator bug): {e}");
         }
@@ -301,20 +315,41 @@ fn cmd_replay(a: &ReplayArgs) -> Result<()> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
+    let mut waves = Vec::new();
+    for (k, u) in units.iter().enumerate() {
+        waves.push(a.waves.tracer(k, u.hw())?);
+    }
     let mut n: u64 = 0;
     for ev in stream {
         let ev: CycleEvents = ev.with_context(|| format!("reading {}", a.file.display()))?;
-        for u in units.iter_mut() {
-            match u {
-                Driven::Plain(h) => h.step(&ev),
-                Driven::Checked(l) => l.step(&ev).map_err(|m| anyhow::anyhow!("{m}"))?,
+        let mut failed = None;
+        for (u, w) in units.iter_mut().zip(waves.iter_mut()) {
+            let r = match u {
+                Driven::Plain(h) => {
+                    h.step(&ev);
+                    Ok(())
+                }
+                Driven::Checked(l) => l.step(&ev).map_err(|m| anyhow::anyhow!("{m}")),
+            };
+            if let Some(w) = w {
+                hw::Tracer::cycle(&mut w.tracer, u.hw(), &ev);
             }
             if let Some(e) = u.hw().view().error {
-                bail!("{}: {e}", a.file.display());
+                failed = Some(r.and(Err(anyhow::anyhow!("{}: {e}", a.file.display()))));
+            } else if r.is_err() {
+                failed = Some(r);
             }
+            if failed.is_some() {
+                break;
+            }
+        }
+        if let Some(r) = failed {
+            cpistack::waves::finish_all(waves)?;
+            return r;
         }
         n += 1;
     }
+    cpistack::waves::finish_all(waves)?;
     let reports: Vec<StackReport> = units
         .iter()
         .map(|u| StackReport::from_unit(u.hw()))
@@ -365,6 +400,7 @@ fn cmd_bench(a: &BenchArgs) -> Result<()> {
     }
     let mut figs = cpistack::bench::Figures::default();
     cpistack::bench::unit_figures(a.cycles, a.reps, &mut figs)?;
+    cpistack::bench::wave_figures(a.cycles, a.reps, &mut figs)?;
     if a.json {
         println!("{}", serde_json::to_string(&figs.json())?);
     } else {

@@ -99,8 +99,10 @@ pub struct RunArgs {
     /// One JSON object instead of text.
     #[arg(long)]
     pub json: bool,
-    // The VCD options (`--vcd FILE --window A:B`) are added by the waveform task:
-    // they hook into `Drive::after_cycle` below.
+    /// `--vcd FILE` and `--window FROM:TO` (cycles of the core, from 0, warm-up
+    /// included): a VCD of each attached `hw` unit.
+    #[command(flatten)]
+    pub waves: crate::waves::WaveArgs,
 }
 
 /// A unit attached to the run: plain (`hw`) or `hw` and `golden` in lock step.
@@ -145,6 +147,8 @@ struct Drive {
     slots: Vec<Slot>,
     check: bool,
     writer: Option<events::stream::StreamWriter>,
+    /// One VCD tracer per slot (with `--vcd`).
+    waves: Vec<Option<crate::waves::Traced>>,
 }
 
 impl Drive {
@@ -154,7 +158,7 @@ impl Drive {
         core: &sim::Core<S>,
     ) -> Result<()> {
         let cycle = core.cycle() - 1;
-        for s in &mut self.slots {
+        for (s, w) in self.slots.iter_mut().zip(self.waves.iter_mut()) {
             match s {
                 Slot::Plain(u) => u.step(ev),
                 Slot::Checked(l) => {
@@ -162,6 +166,9 @@ impl Drive {
                         bail!("lock step failed at core cycle {cycle}:\n{m}");
                     }
                 }
+            }
+            if let Some(w) = w {
+                hw::Tracer::cycle(&mut w.tracer, s.hw(), ev);
             }
         }
         if self.check {
@@ -244,10 +251,15 @@ fn simulate_core<S: sim::InstrSource>(
         }
         None => None,
     };
+    let mut waves = Vec::new();
+    for (k, s) in slots.iter().enumerate() {
+        waves.push(args.waves.tracer(k, s.hw())?);
+    }
     let mut drive = Drive {
         slots,
         check: args.check,
         writer,
+        waves,
     };
     let start = Instant::now();
     let mut bar: Option<indicatif::ProgressBar> = None;
@@ -256,7 +268,11 @@ fn simulate_core<S: sim::InstrSource>(
     let total = args.warmup + args.instructions;
     while core.counted_retired() < args.instructions && !core.finished() {
         let ev = *core.step()?;
-        drive.after_cycle(&ev, &core)?;
+        if let Err(e) = drive.after_cycle(&ev, &core) {
+            // keep the waveform of the cycles up to the failure
+            crate::waves::finish_all(std::mem::take(&mut drive.waves))?;
+            return Err(e);
+        }
         k = k.wrapping_add(1);
         if tty && k & 0xffff == 0 {
             if bar.is_none() && start.elapsed() > Duration::from_secs(1) {
@@ -282,6 +298,7 @@ fn simulate_core<S: sim::InstrSource>(
     if let Some(w) = drive.writer.take() {
         w.finish()?;
     }
+    crate::waves::finish_all(std::mem::take(&mut drive.waves))?;
     // without --check the latch is read once at the end (a latched error freezes the unit)
     let mut units = std::collections::BTreeMap::new();
     for s in &drive.slots {

@@ -3,3 +3,4 @@ mod rules;
 mod scenarios;
 mod sim;
 mod traces;
+mod waves;

@@ -16,6 +16,7 @@ fn args(workload: &str, instructions: u64, seed: u64) -> RunArgs {
         variant: VariantArg::Both,
         check: true,
         events: None,
+        waves: Default::default(),
         json: true,
     }
 }

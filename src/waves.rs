@@ -1,0 +1,1265 @@
+//! VCD waveforms of the bit-accurate unit: [`VcdTracer`] implements
+//! [`hw::Tracer`] and writes every register of the unit and every field of the
+//! input bundle, cycle by cycle, for GTKWave (save files and filters in `waves/`,
+//! see `docs/waves.md`).
+//!
+//! # What a timestamp shows
+//!
+//! One clock cycle is 10 ns (`$timescale 1ns`). `clk` rises at `10*k` and falls
+//! at `10*k + 5`, where `k = c - first` counts the cycles of the dump (`first` is
+//! the first dumped cycle: 0, the start of `--window FROM:TO`, or the first cycle
+//! of a failure waveform; the header's `$comment` says which, and `top.bundles`
+//! holds the absolute bundle index). At time `10*k`:
+//!
+//! - `top.in.*` shows the input bundle **of cycle `c`**;
+//! - every register (`top.rob`, `top.fmt`, `top.counters`, `top.err`,
+//!   `top.bundles`) shows its value **at the start of cycle `c`** (the state `S` of
+//!   spec section 4 that the bundle is applied to), so the outputs the spec calls
+//!   combinational (`free_rows`, `rob_full`, the counters) are what the core sees
+//!   during cycle `c`.
+//!
+//! So the effect of a bundle appears one clock edge later: a branch fetched in
+//! the cycle at `10*k` moves `ftail` at `10*(k+1)`, like a flip-flop fed by it.
+//! After the last dumped cycle `c_last`, the registers at `10*(c_last+1-first)`
+//! hold the final state (after the last bundle), and the inputs go to `x` there
+//! (there is no bundle for that cycle). The file ends with a final timestamp
+//! 10 ns later.
+//!
+//! # Format
+//!
+//! Fixed `$date` (identical runs give byte-identical files), `$version` naming
+//! `cpistack` and its version, every variable in `$dumpvars` at `#0`, then only
+//! changes. Vectors are declared with their range (`[6:0]`) at their register
+//! width; 8-bit input fields are dumped at 8 bits so an illegal value shows as it
+//! was given. Enumerations (`fetch_stall`, `head`, the squash kind, the error
+//! field and rule) are dumped as their raw bits plus a `string` variable with
+//! the name (suffix `_s`).
+//!
+//! The header is written with the `vcd` crate's [`vcd::Writer`]; value changes are
+//! formatted by hand into a buffer (no allocation per cycle, only the values that
+//! changed since the previous cycle are compared and written).
+//!
+//! # Speed
+//!
+//! Per cycle the tracer compares every register with its previous value (rows:
+//! a few loads per row; the row bit vectors word by word) and formats only what
+//! changed. Output is buffered (64 KiB chunks).
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use events::{Counter, CounterUnit, CycleEvents, Params, Variant, NUM_COUNTERS};
+use vcd::{IdCode, ReferenceIndex, TimescaleUnit, VarType};
+
+/// The `$date` of every file (fixed so that files are reproducible).
+pub const DATE: &str = "1970-01-01 00:00:00 UTC (fixed, reproducible output)";
+/// Nanoseconds per clock cycle.
+pub const CYCLE_NS: u64 = 10;
+
+/// Errors of the waveform writer.
+#[derive(Debug, thiserror::Error)]
+pub enum WavesError {
+    #[error("writing the VCD: {0}")]
+    Io(#[from] io::Error),
+    #[error("`--window {0}`: expected FROM:TO (cycles, FROM < TO), e.g. 1000:2000")]
+    BadWindow(String),
+    #[error("the window {from}:{to} starts after the last cycle of the run (it had {cycles} cycles): nothing to dump")]
+    WindowNotReached { from: u64, to: u64, cycles: u64 },
+}
+
+/// Cycles `[from, to)` to dump (the bundle indices from the start of the run).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub from: u64,
+    pub to: u64,
+}
+
+impl Window {
+    /// Everything.
+    pub const ALL: Window = Window {
+        from: 0,
+        to: u64::MAX,
+    };
+}
+
+impl std::str::FromStr for Window {
+    type Err = WavesError;
+    /// `FROM:TO` (cycles, `TO` exclusive); either side may be empty (`:500`, `1000:`).
+    fn from_str(s: &str) -> Result<Self, WavesError> {
+        let bad = || WavesError::BadWindow(s.to_string());
+        let (a, b) = s.split_once(':').ok_or_else(bad)?;
+        let num = |x: &str, d: u64| -> Result<u64, WavesError> {
+            let x = x.trim().replace('_', "");
+            if x.is_empty() {
+                Ok(d)
+            } else {
+                x.parse().map_err(|_| bad())
+            }
+        };
+        let w = Window {
+            from: num(a, 0)?,
+            to: num(b, u64::MAX)?,
+        };
+        if w.from >= w.to {
+            return Err(bad());
+        }
+        Ok(w)
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Kind {
+    /// 1-bit wire: `0!`.
+    Scalar,
+    /// Vector: `b101 !`.
+    Vector,
+    /// `string` variable; the value is an index into the table.
+    Str(&'static [&'static str]),
+}
+
+struct Var {
+    id: [u8; 4],
+    id_len: u8,
+    kind: Kind,
+}
+
+const FETCH_STALL_NAMES: &[&str] = &["none", "l1i", "l2i", "itlb"];
+const HEAD_NAMES: &[&str] = &["none", "l1d", "l2d", "dtlb", "longlat", "other"];
+const SQUASH_NAMES: &[&str] = &["none", "mispredict", "flush"];
+const FIELD_NAMES: &[&str] = &[
+    "none",
+    "fetched_branches",
+    "fe_squash",
+    "dispatched",
+    "dispatched_branches",
+    "dispatched_imiss",
+    "squash",
+    "retired",
+    "head",
+];
+const RULE_NAMES: &[&str] = &[
+    "none", "rule1", "rule2", "rule3", "rule4", "rule5", "rule6", "rule7", "rule8", "rule9",
+];
+
+/// Indices of the variables (in declaration order).
+#[derive(Default)]
+struct Ix {
+    clk: usize,
+    bundles: usize,
+    // top.in
+    count_enable: usize,
+    fetch_stall: usize,
+    fetched_branches: usize,
+    fe_redirect: usize,
+    fe_squash: usize,
+    dispatched: usize,
+    dispatched_branches: usize,
+    dispatched_imiss: usize,
+    squash_kind: usize,
+    squash_id: usize,
+    retired: usize,
+    head: usize,
+    // top.rob
+    rob_count: usize,
+    rob_head: usize,
+    rob_tail: usize,
+    rob_full: usize,
+    imiss: Option<usize>,
+    // top.fmt
+    head_ptr: usize,
+    dtail: usize,
+    ftail: usize,
+    free_rows: usize,
+    dispatched_rows: usize,
+    fetched_rows: usize,
+    refilling: usize,
+    refill_pending: usize,
+    shared_i: Option<usize>,
+    row0: usize,
+    // top.counters
+    counters: usize,
+    saturated: usize,
+    // top.err
+    err_valid: usize,
+    err_bundle: usize,
+    err_field: usize,
+    err_rule: usize,
+}
+
+/// Variables per row: rob_id, penalty, mispredict, done (+ l1i, l2i, itlb in FMT).
+fn row_vars(fmt: bool) -> usize {
+    if fmt {
+        7
+    } else {
+        4
+    }
+}
+
+/// Header builder: declares variables through the `vcd` crate's writer.
+struct Decl<'a> {
+    w: vcd::Writer<&'a mut Vec<u8>>,
+    vars: Vec<Var>,
+    /// `(scope path, name, width)` of every variable, for tests and tools.
+    names: Vec<(String, u32)>,
+    path: Vec<String>,
+}
+
+impl Decl<'_> {
+    fn scope(&mut self, name: &str) -> io::Result<()> {
+        self.path.push(name.to_string());
+        self.w.add_module(name)
+    }
+    fn up(&mut self) -> io::Result<()> {
+        self.path.pop();
+        self.w.upscope()
+    }
+    fn push(&mut self, id: IdCode, kind: Kind, name: &str, width: u32) -> usize {
+        let s = id.to_string();
+        let mut b = [0u8; 4];
+        b[..s.len()].copy_from_slice(s.as_bytes());
+        self.vars.push(Var {
+            id: b,
+            id_len: s.len() as u8,
+            kind,
+        });
+        self.names
+            .push((format!("{}.{name}", self.path.join(".")), width));
+        self.vars.len() - 1
+    }
+    /// A wire of `width` bits (a scalar when 1).
+    fn wire(&mut self, name: &str, width: u32) -> io::Result<usize> {
+        if width == 1 {
+            let id = self.w.add_var(VarType::Wire, 1, name, None)?;
+            Ok(self.push(id, Kind::Scalar, name, 1))
+        } else {
+            let idx = ReferenceIndex::Range(width as i32 - 1, 0);
+            let id = self.w.add_var(VarType::Wire, width, name, Some(idx))?;
+            Ok(self.push(id, Kind::Vector, name, width))
+        }
+    }
+    /// A register (`reg`) of `width` bits.
+    fn reg(&mut self, name: &str, width: u32) -> io::Result<usize> {
+        if width == 1 {
+            let id = self.w.add_var(VarType::Reg, 1, name, None)?;
+            Ok(self.push(id, Kind::Scalar, name, 1))
+        } else {
+            let idx = ReferenceIndex::Range(width as i32 - 1, 0);
+            let id = self.w.add_var(VarType::Reg, width, name, Some(idx))?;
+            Ok(self.push(id, Kind::Vector, name, width))
+        }
+    }
+    /// An enumeration: raw bits `name` (wire or reg) then `name_s`, a string.
+    fn enumeration(
+        &mut self,
+        name: &str,
+        width: u32,
+        table: &'static [&'static str],
+        reg: bool,
+    ) -> io::Result<usize> {
+        let i = if reg {
+            self.reg(name, width)?
+        } else {
+            self.wire(name, width)?
+        };
+        let sname = format!("{name}_s");
+        let id = self.w.add_var(VarType::String, 1, &sname, None)?;
+        self.push(id, Kind::Str(table), &sname, 0);
+        Ok(i)
+    }
+}
+
+/// Writes a VCD of a [`hw::Unit`]; plug it into [`hw::Unit::step_traced`].
+///
+/// Create it with the unit in the state it has before the first traced cycle,
+/// call [`hw::Tracer::cycle`] (through `step_traced`) once per cycle, then
+/// [`VcdTracer::finish`]. I/O errors are kept and returned by `finish`.
+pub struct VcdTracer<W: Write> {
+    out: W,
+    buf: Vec<u8>,
+    vars: Vec<Var>,
+    names: Vec<(String, u32)>,
+    prev: Vec<u64>,
+    ix: Ix,
+    /// Words of the previous sFMT I-miss vector and the previous row bits.
+    prev_imiss: Vec<u64>,
+    prev_mis: [u64; 4],
+    /// Previous `(rob_id, penalty, [l1i, l2i, itlb])` of every row.
+    prev_row: Vec<(u16, u32, [u32; 3])>,
+    /// `(head, ftail)` at the start of the last sampled cycle.
+    row_scan: (u16, u16),
+    prev_done: [u64; 4],
+    params: Params,
+    fmt: bool,
+    rows: usize,
+    row_words: usize,
+    rob_words: usize,
+    ptr_mask: u16,
+    window: Window,
+    /// Index of the cycle the next `cycle` call reports.
+    next: u64,
+    started: bool,
+    ended: bool,
+    err: Option<io::Error>,
+}
+
+const CHUNK: usize = 1 << 16;
+
+impl<W: Write> VcdTracer<W> {
+    /// A tracer for `unit`, whose next step is cycle `first_cycle` of the run;
+    /// dumps the cycles of `window` (the part of it at or after `first_cycle`).
+    pub fn new(out: W, unit: &hw::Unit, first_cycle: u64, window: Window) -> io::Result<Self> {
+        let params = *unit.params();
+        let fmt = params.variant == Variant::Fmt;
+        let w = unit.widths();
+        let from = window.from.max(first_cycle);
+        let mut head = Vec::with_capacity(64 * 1024);
+        let mut d = Decl {
+            w: vcd::Writer::new(&mut head),
+            vars: Vec::new(),
+            names: Vec::new(),
+            path: Vec::new(),
+        };
+        d.w.date(DATE)?;
+        d.w.version(&format!(
+            "cpistack {} (bit-accurate {} counter unit, crate hw)",
+            env!("CARGO_PKG_VERSION"),
+            params.variant.name()
+        ))?;
+        d.w.comment(&format!(
+            "time 0 = cycle {from}; one cycle = {CYCLE_NS} ns, clk rises at 10*k. At 10*k: \
+             top.in = the bundle of cycle {from}+k, registers = their value at the start \
+             of that cycle. params: variant={} rob_entries={} fmt_rows={} local_bits={} \
+             global_bits={} fetch_width={} dispatch_width={} retire_width={}",
+            params.variant.name(),
+            params.rob_entries,
+            params.fmt_rows,
+            params.local_bits,
+            params.global_bits,
+            params.fetch_width,
+            params.dispatch_width,
+            params.retire_width
+        ))?;
+        d.w.timescale(1, TimescaleUnit::NS)?;
+        let mut ix = Ix::default();
+        d.scope("top")?;
+        ix.clk = d.wire("clk", 1)?;
+        ix.bundles = d.reg("bundles", w.bundle)?;
+
+        d.scope("in")?;
+        ix.count_enable = d.wire("count_enable", 1)?;
+        ix.fetch_stall = d.enumeration("fetch_stall", 2, FETCH_STALL_NAMES, false)?;
+        ix.fetched_branches = d.wire("fetched_branches", 8)?;
+        ix.fe_redirect = d.wire("fe_redirect", 1)?;
+        ix.fe_squash = d.wire("fe_squash", 8)?;
+        ix.dispatched = d.wire("dispatched", 8)?;
+        ix.dispatched_branches = d.wire("dispatched_branches", 8)?;
+        ix.dispatched_imiss = d.wire("dispatched_imiss", 8)?;
+        ix.squash_kind = d.enumeration("squash_kind", 2, SQUASH_NAMES, false)?;
+        ix.squash_id = d.wire("squash_id", 16)?;
+        ix.retired = d.wire("retired", 8)?;
+        ix.head = d.enumeration("head", 3, HEAD_NAMES, false)?;
+        d.up()?;
+
+        d.scope("rob")?;
+        ix.rob_count = d.reg("rob_count", w.rob_count)?;
+        ix.rob_head = d.reg("rob_head", w.rob_id)?;
+        ix.rob_tail = d.reg("rob_tail", w.rob_id)?;
+        ix.rob_full = d.wire("rob_full", 1)?;
+        if !fmt {
+            ix.imiss = Some(d.reg("imiss", params.rob_entries)?);
+        }
+        d.up()?;
+
+        d.scope("fmt")?;
+        ix.head_ptr = d.reg("head", w.ptr)?;
+        ix.dtail = d.reg("dtail", w.ptr)?;
+        ix.ftail = d.reg("ftail", w.ptr)?;
+        ix.free_rows = d.wire("free_rows", w.ptr)?;
+        ix.dispatched_rows = d.wire("dispatched_rows", w.ptr)?;
+        ix.fetched_rows = d.wire("fetched_rows", w.ptr)?;
+        ix.refilling = d.reg("refilling", 1)?;
+        ix.refill_pending = d.reg("refill_pending", 1)?;
+        if !fmt {
+            let i = d.reg("shared_l1i", w.local)?;
+            d.reg("shared_l2i", w.local)?;
+            d.reg("shared_itlb", w.local)?;
+            ix.shared_i = Some(i);
+        }
+        let rows = params.fmt_rows as usize;
+        for r in 0..rows {
+            let i = d.reg(&format!("row{r:02}_rob_id"), w.rob_id)?;
+            if r == 0 {
+                ix.row0 = i;
+            }
+            d.reg(&format!("row{r:02}_penalty"), w.local)?;
+            d.reg(&format!("row{r:02}_mispredict"), 1)?;
+            d.reg(&format!("row{r:02}_done"), 1)?;
+            if fmt {
+                d.reg(&format!("row{r:02}_l1i"), w.local)?;
+                d.reg(&format!("row{r:02}_l2i"), w.local)?;
+                d.reg(&format!("row{r:02}_itlb"), w.local)?;
+            }
+        }
+        d.up()?;
+
+        d.scope("counters")?;
+        for c in Counter::ALL {
+            let i = d.reg(c.name(), w.global)?;
+            if c == Counter::Cycles {
+                ix.counters = i;
+            }
+        }
+        for c in Counter::ALL {
+            d.reg(&format!("{}_ovf", c.name()), 1)?;
+        }
+        ix.saturated = d.reg("saturated", 1)?;
+        d.up()?;
+
+        d.scope("err")?;
+        ix.err_valid = d.reg("valid", 1)?;
+        ix.err_bundle = d.reg("bundle", 64)?;
+        ix.err_field = d.enumeration("field", 4, FIELD_NAMES, true)?;
+        ix.err_rule = d.enumeration("rule", 4, RULE_NAMES, true)?;
+        d.up()?;
+        d.up()?;
+        d.w.enddefinitions()?;
+        let Decl { vars, names, .. } = d;
+
+        let n = vars.len();
+        let mut t = Self {
+            out,
+            buf: head,
+            vars,
+            names,
+            prev: vec![0; n],
+            ix,
+            prev_imiss: vec![0; hw::MAX_ROB / 64],
+            prev_mis: [0; 4],
+            prev_row: vec![(0, 0, [0; 3]); rows],
+            row_scan: (0, 0),
+            prev_done: [0; 4],
+            params,
+            fmt,
+            rows,
+            row_words: rows.div_ceil(64),
+            rob_words: (params.rob_entries as usize).div_ceil(64),
+            ptr_mask: (2 * rows - 1) as u16,
+            window: Window {
+                from,
+                to: window.to,
+            },
+            next: first_cycle,
+            started: false,
+            ended: from >= window.to,
+            err: None,
+        };
+        if from == first_cycle {
+            t.regs(unit, 0, false);
+        }
+        Ok(t)
+    }
+
+    /// `(scope.name, width)` of every variable in declaration order (`width` 0 for
+    /// a `string` variable), e.g. `("top.fmt.row07_penalty", 16)`.
+    pub fn var_names(&self) -> &[(String, u32)] {
+        &self.names
+    }
+
+    /// The first cycle dumped (time 0).
+    pub fn first_cycle(&self) -> u64 {
+        self.window.from
+    }
+
+    // ---- formatting -------------------------------------------------------
+
+    #[inline(always)]
+    fn id(&mut self, i: usize) {
+        let v = &self.vars[i];
+        self.buf.extend_from_slice(&v.id[..v.id_len as usize]);
+        self.buf.push(b'\n');
+    }
+
+    #[inline]
+    fn put_bits(&mut self, v: u64) {
+        self.buf.push(b'b');
+        let n = (64 - v.leading_zeros()).max(1);
+        let start = self.buf.len();
+        self.buf.resize(start + n as usize, b'0');
+        let out = &mut self.buf[start..];
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = b'0' + ((v >> (n as usize - 1 - k)) & 1) as u8;
+        }
+        self.buf.push(b' ');
+    }
+
+    /// Write the current value of variable `i` (`v`).
+    #[inline]
+    fn put(&mut self, i: usize, v: u64) {
+        match self.vars[i].kind {
+            Kind::Scalar => self.buf.push(b'0' + (v & 1) as u8),
+            Kind::Vector => self.put_bits(v),
+            Kind::Str(t) => {
+                self.buf.push(b's');
+                self.buf
+                    .extend_from_slice(t.get(v as usize).unwrap_or(&"invalid").as_bytes());
+                self.buf.push(b' ');
+            }
+        }
+        self.id(i);
+    }
+
+    /// Set variable `i` to `v`; write it if `emit` and it changed.
+    #[inline(always)]
+    fn set(&mut self, i: usize, v: u64, emit: bool) {
+        if self.prev[i] != v {
+            self.prev[i] = v;
+            if emit {
+                self.put(i, v);
+            }
+        }
+    }
+
+    /// An enumeration: raw bits at `i`, its string at `i + 1`.
+    #[inline(always)]
+    fn set_enum(&mut self, i: usize, v: u64, emit: bool) {
+        if self.prev[i] != v {
+            self.set(i, v, emit);
+            self.set(i + 1, v, emit);
+        }
+    }
+
+    fn put_imiss(&mut self) {
+        let i = self.ix.imiss.expect("sFMT");
+        let words = &self.prev_imiss[..self.rob_words];
+        self.buf.push(b'b');
+        match words.iter().rposition(|&w| w != 0) {
+            None => self.buf.push(b'0'),
+            Some(top) => {
+                let hi = words[top];
+                let n = 64 - hi.leading_zeros() as usize;
+                for k in (0..n).rev() {
+                    self.buf.push(b'0' + (hi >> k & 1) as u8);
+                }
+                for w in (0..top).rev() {
+                    let x = self.prev_imiss[w];
+                    for k in (0..64).rev() {
+                        self.buf.push(b'0' + (x >> k & 1) as u8);
+                    }
+                }
+            }
+        }
+        self.buf.push(b' ');
+        self.id(i);
+    }
+
+    fn time(&mut self, t: u64) {
+        self.buf.push(b'#');
+        let mut tmp = [0u8; 20];
+        let mut k = tmp.len();
+        let mut x = t;
+        loop {
+            k -= 1;
+            tmp[k] = b'0' + (x % 10) as u8;
+            x /= 10;
+            if x == 0 {
+                break;
+            }
+        }
+        self.buf.extend_from_slice(&tmp[k..]);
+        self.buf.push(b'\n');
+    }
+
+    // ---- sampling ---------------------------------------------------------
+
+    fn inputs(&mut self, ev: &CycleEvents, emit: bool) {
+        let x = &self.ix;
+        let (ce, fs, fb, fr, fq, d, db, di, sk, si, re, hd) = (
+            x.count_enable,
+            x.fetch_stall,
+            x.fetched_branches,
+            x.fe_redirect,
+            x.fe_squash,
+            x.dispatched,
+            x.dispatched_branches,
+            x.dispatched_imiss,
+            x.squash_kind,
+            x.squash_id,
+            x.retired,
+            x.head,
+        );
+        self.set(ce, ev.count_enable as u64, emit);
+        self.set_enum(fs, ev.fetch_stall.bits() as u64, emit);
+        self.set(fb, ev.fetched_branches as u64, emit);
+        self.set(fr, ev.fe_redirect as u64, emit);
+        self.set(fq, ev.fe_squash as u64, emit);
+        self.set(d, ev.dispatched as u64, emit);
+        self.set(db, ev.dispatched_branches as u64, emit);
+        self.set(di, ev.dispatched_imiss as u64, emit);
+        self.set_enum(sk, ev.squash.kind_bits() as u64, emit);
+        self.set(si, ev.squash.id() as u64, emit);
+        self.set(re, ev.retired as u64, emit);
+        self.set_enum(hd, ev.head.bits() as u64, emit);
+    }
+
+    fn regs(&mut self, u: &hw::Unit, fetched: u8, emit: bool) {
+        let q = u.regs();
+        let l = u.latch();
+        let m = self.ptr_mask;
+        let x = &self.ix;
+        let (bu, rc, rh, rt, rf, hp, dt, ft, fr, dr, fe, rl, rp, c0, sat, ev, eb, ef, er) = (
+            x.bundles,
+            x.rob_count,
+            x.rob_head,
+            x.rob_tail,
+            x.rob_full,
+            x.head_ptr,
+            x.dtail,
+            x.ftail,
+            x.free_rows,
+            x.dispatched_rows,
+            x.fetched_rows,
+            x.refilling,
+            x.refill_pending,
+            x.counters,
+            x.saturated,
+            x.err_valid,
+            x.err_bundle,
+            x.err_field,
+            x.err_rule,
+        );
+        self.set(bu, l.bundles, emit);
+        self.set(rc, q.rob_count as u64, emit);
+        self.set(rh, q.rob_head as u64, emit);
+        self.set(rt, q.rob_tail as u64, emit);
+        self.set(
+            rf,
+            (q.rob_count as u32 == self.params.rob_entries) as u64,
+            emit,
+        );
+        self.set(hp, q.head as u64, emit);
+        self.set(dt, q.dtail as u64, emit);
+        self.set(ft, q.ftail as u64, emit);
+        let live = q.ftail.wrapping_sub(q.head) & m;
+        self.set(fr, (self.rows as u64 - 1).wrapping_sub(live as u64), emit);
+        self.set(dr, (q.dtail.wrapping_sub(q.head) & m) as u64, emit);
+        self.set(fe, (q.ftail.wrapping_sub(q.dtail) & m) as u64, emit);
+        self.set(rl, q.refilling as u64, emit);
+        self.set(rp, q.refill_pending as u64, emit);
+        for k in 0..NUM_COUNTERS {
+            self.set(c0 + k, q.counters[k], emit);
+            self.set(c0 + NUM_COUNTERS + k, (q.overflow >> k & 1) as u64, emit);
+        }
+        self.set(sat, q.saturated as u64, emit);
+        let (valid, bundle, field, rule) = match l.error {
+            Some(e) => (1, e.bundle, e.field.bits() as u64, e.rule as u64),
+            None => (0, 0, 0, 0),
+        };
+        self.set(ev, valid, emit);
+        self.set(eb, bundle, emit);
+        self.set_enum(ef, field, emit);
+        self.set_enum(er, rule, emit);
+        if let Some(s) = self.ix.shared_i {
+            for k in 0..3 {
+                self.set(s + k, q.shared_i[k] as u64, emit);
+            }
+        }
+        if self.ix.imiss.is_some() {
+            let cur = &u.imiss_vec().as_raw_slice()[..self.rob_words];
+            if cur != &self.prev_imiss[..self.rob_words] {
+                self.prev_imiss[..self.rob_words].copy_from_slice(cur);
+                if emit {
+                    self.put_imiss();
+                }
+            }
+        }
+        self.rows(u, fetched, emit);
+    }
+
+    fn rows(&mut self, u: &hw::Unit, fetched: u8, emit: bool) {
+        let per = row_vars(self.fmt);
+        let base = self.ix.row0;
+        // Rows the cycle may have written: from the old `head` up to the farther
+        // of the new `ftail` and the old `ftail` plus the branches fetched (spec
+        // 4.1-4.5 write no other row: 4.1/4.2/4.4/4.5 touch dispatched or fetched
+        // rows of the old state, 4.3 zeroes the rows fetch claims, even when a
+        // redirect drops them again, and a squash zeroes the new `ftail`). The
+        // round-trip test checks every row every cycle on stress streams. At the
+        // snapshot (`!emit`) every row is read.
+        let q = u.regs();
+        let (from, n) = if emit {
+            let m = self.ptr_mask;
+            let h0 = self.row_scan.0;
+            let d0 = (self.row_scan.1.wrapping_sub(h0) & m) + fetched as u16;
+            let d1 = q.ftail.wrapping_sub(h0) & m;
+            (
+                (h0 as usize) & (self.rows - 1),
+                (d0.max(d1) as usize + 1).min(self.rows),
+            )
+        } else {
+            (0, self.rows)
+        };
+        self.row_scan = (q.head, q.ftail);
+        for k in 0..n {
+            let r = (from + k) & (self.rows - 1);
+            let id = u.row_rob_id(r);
+            let pen = u.row_penalty(r);
+            let ic = if self.fmt { u.row_icounts(r) } else { [0; 3] };
+            let p = &mut self.prev_row[r];
+            if p.0 != id || p.1 != pen || p.2 != ic {
+                *p = (id, pen, ic);
+                let i = base + r * per;
+                self.set(i, id as u64, emit);
+                self.set(i + 1, pen as u64, emit);
+                if self.fmt {
+                    self.set(i + 4, ic[0] as u64, emit);
+                    self.set(i + 5, ic[1] as u64, emit);
+                    self.set(i + 6, ic[2] as u64, emit);
+                }
+            }
+        }
+        // The row bits, word by word: only changed bits are visited.
+        let mis = u.mispredict_bits().as_raw_slice();
+        let done = u.done_bits().as_raw_slice();
+        for w in 0..self.row_words {
+            for (cur, prev, off) in [
+                (mis[w], self.prev_mis[w], 2),
+                (done[w], self.prev_done[w], 3),
+            ] {
+                let mut ch = cur ^ prev;
+                if w == self.row_words - 1 && self.rows % 64 != 0 {
+                    ch &= (1u64 << (self.rows % 64)) - 1;
+                }
+                while ch != 0 {
+                    let b = ch.trailing_zeros() as usize;
+                    ch &= ch - 1;
+                    let i = base + (64 * w + b) * per + off;
+                    self.set(i, cur >> b & 1, emit);
+                }
+            }
+            self.prev_mis[w] = mis[w];
+            self.prev_done[w] = done[w];
+        }
+    }
+
+    fn flush_if_big(&mut self) {
+        if self.buf.len() >= CHUNK && self.err.is_none() {
+            if let Err(e) = self.out.write_all(&self.buf) {
+                self.err = Some(e);
+            }
+            self.buf.clear();
+        }
+    }
+
+    /// Time of dump cycle `c` (absolute index).
+    #[inline]
+    fn t(&self, c: u64) -> u64 {
+        (c - self.window.from) * CYCLE_NS
+    }
+
+    fn observe(&mut self, u: &hw::Unit, ev: &CycleEvents) {
+        let c = self.next;
+        self.next += 1;
+        if self.ended || c < self.window.from {
+            if c + 1 == self.window.from {
+                self.regs(u, 0, false);
+            }
+            return;
+        }
+        // Cycle c is in the window; the registers at the start of c are in `prev`.
+        if !self.started {
+            self.started = true;
+            self.inputs(ev, false);
+            self.time(0);
+            self.buf.extend_from_slice(b"$dumpvars\n");
+            self.prev[self.ix.clk] = 1;
+            for i in 0..self.vars.len() {
+                if i == self.ix.imiss.unwrap_or(usize::MAX) {
+                    self.put_imiss();
+                } else {
+                    self.put(i, self.prev[i]);
+                }
+            }
+            self.buf.extend_from_slice(b"$end\n");
+        } else {
+            self.inputs(ev, true);
+        }
+        let t = self.t(c);
+        self.time(t + CYCLE_NS / 2);
+        self.put(self.ix.clk, 0);
+        self.time(t + CYCLE_NS);
+        self.put(self.ix.clk, 1);
+        self.regs(u, ev.fetched_branches, true);
+        if c + 1 >= self.window.to {
+            self.ended = true;
+        }
+        self.flush_if_big();
+    }
+
+    /// End the file: inputs go to `x` after the last cycle, a final clock fall
+    /// and a final timestamp; flush. Fails if the window was never reached or an
+    /// earlier write failed.
+    pub fn finish(mut self) -> Result<W, WavesError> {
+        if !self.started {
+            return Err(WavesError::WindowNotReached {
+                from: self.window.from,
+                to: self.window.to,
+                cycles: self.next,
+            });
+        }
+        let last = self.next.min(self.window.to); // one past the last dumped cycle
+        let t = self.t(last);
+        // inputs: every variable of top.in, declared between count_enable and head_s
+        for i in self.ix.count_enable..=self.ix.head + 1 {
+            match self.vars[i].kind {
+                Kind::Scalar => self.buf.push(b'x'),
+                Kind::Vector => self.buf.extend_from_slice(b"bx "),
+                Kind::Str(_) => self.buf.extend_from_slice(b"s- "),
+            }
+            self.id(i);
+        }
+        self.time(t + CYCLE_NS / 2);
+        self.put(self.ix.clk, 0);
+        self.time(t + CYCLE_NS);
+        if let Some(e) = self.err.take() {
+            return Err(e.into());
+        }
+        self.out.write_all(&self.buf)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+impl<W: Write> hw::Tracer for VcdTracer<W> {
+    #[inline]
+    fn cycle(&mut self, unit: &hw::Unit, ev: &CycleEvents) {
+        self.observe(unit, ev);
+    }
+}
+
+/// A tracer writing to a file (buffered).
+pub type FileTracer = VcdTracer<io::BufWriter<std::fs::File>>;
+
+/// Create `path` (and its directory) and a tracer writing to it.
+pub fn create(
+    path: &Path,
+    unit: &hw::Unit,
+    first_cycle: u64,
+    window: Window,
+) -> Result<FileTracer, WavesError> {
+    if let Some(dir) = path.parent() {
+        if !dir.as_os_str().is_empty() {
+            std::fs::create_dir_all(dir)?;
+        }
+    }
+    let f = std::fs::File::create(path)?;
+    Ok(VcdTracer::new(
+        io::BufWriter::with_capacity(1 << 17, f),
+        unit,
+        first_cycle,
+        window,
+    )?)
+}
+
+/// With `--variant both`, the second variant's file: `x.vcd` -> `x-sfmt.vcd`
+/// (the variant name before the extension). The first variant uses `path` as given.
+pub fn variant_path(path: &Path, v: Variant) -> std::path::PathBuf {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().to_string());
+    let ext = path.extension().map(|s| s.to_string_lossy().to_string());
+    let name = match (stem, ext) {
+        (Some(s), Some(e)) => format!("{s}-{}.{e}", v.name()),
+        (Some(s), None) => format!("{s}-{}", v.name()),
+        _ => format!("{}.vcd", v.name()),
+    };
+    path.with_file_name(name)
+}
+
+/// Drive a fresh unit of `params` with `bundles`, writing the VCD to `path`
+/// (e.g. one scenario). Returns the unit after the last bundle.
+pub fn dump_stream(
+    path: &Path,
+    params: Params,
+    bundles: &[CycleEvents],
+    window: Window,
+) -> anyhow::Result<hw::Unit> {
+    let mut u = hw::Unit::new(params)?;
+    let mut t = create(path, &u, 0, window)?;
+    for ev in bundles {
+        u.step_traced(ev, &mut t);
+    }
+    t.finish()?;
+    Ok(u)
+}
+
+/// GTKWave translate-filter files: `(file name, contents)`; values in decimal
+/// (the traces using them are shown in decimal).
+pub fn filter_files() -> Vec<(&'static str, String)> {
+    let table = |names: &[&str]| -> String {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| format!("{i} {n}\n"))
+            .collect()
+    };
+    let mut rules = String::from("0 none\n");
+    for r in 1..=9u8 {
+        rules.push_str(&format!(
+            "{r} rule{r}: {}\n",
+            events::ProtocolError::rule_text(r).replace('`', "")
+        ));
+    }
+    vec![
+        ("fetch_stall.txt", table(FETCH_STALL_NAMES)),
+        ("head.txt", table(HEAD_NAMES)),
+        ("squash_kind.txt", table(SQUASH_NAMES)),
+        ("err_field.txt", table(FIELD_NAMES)),
+        ("err_rule.txt", rules),
+    ]
+}
+
+/// The GTKWave save file of a variant (`waves/fmt.gtkw`, `waves/sfmt.gtkw`), for a
+/// VCD of the default parameters (64 rows, 128 ROB entries, 16-bit locals, 48-bit
+/// globals) whose file name is `dumpfile` (relative to the save file).
+pub fn gtkw(variant: Variant, dumpfile: &str) -> String {
+    let p = Params::default().with_variant(variant);
+    let w = hw::Widths::of(&p);
+    let fmt = variant == Variant::Fmt;
+    let mut s = String::new();
+    let mut line = |x: &str| {
+        s.push_str(x);
+        s.push('\n');
+    };
+    line(&format!(
+        "[*] cpistack {} counter unit: layout for `cpistack` VCDs (written by `cpistack waves`)",
+        variant.name()
+    ));
+    line(&format!("[dumpfile] \"{dumpfile}\""));
+    line("[timestart] 0");
+    line("[size] 1600 1550");
+    line("[pos] -1 -1");
+    line(
+        "*-3.000000 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1",
+    );
+    line("[treeopen] top.");
+    line("[sst_width] 220");
+    line("[signals_width] 300");
+    line("[sst_expanded] 0");
+    line("[sst_vpaned_height] 300");
+    const BIN: &str = "@28";
+    const DEC: &str = "@24";
+    const HEX: &str = "@22";
+    let range = |n: &str, width: u32| {
+        if width == 1 {
+            n.to_string()
+        } else {
+            format!("{n}[{}:0]", width - 1)
+        }
+    };
+    let mut filters = 0;
+    let mut out: Vec<String> = Vec::new();
+    let group = |out: &mut Vec<String>, name: &str, closed: bool| {
+        out.push(if closed { "@c01200" } else { "@800200" }.into());
+        out.push(format!("-{name}"));
+    };
+    let end = |out: &mut Vec<String>, name: &str, closed: bool| {
+        out.push(if closed { "@1401200" } else { "@1000200" }.into());
+        out.push(format!("-{name}"));
+    };
+    let trace = |out: &mut Vec<String>, flags: &str, name: String| {
+        out.push(flags.into());
+        out.push(name);
+    };
+    let mut filtered = |out: &mut Vec<String>, file: &str, name: String| {
+        filters += 1;
+        out.push("@2024".into());
+        out.push(format!("^{filters} {file}"));
+        out.push(name);
+    };
+    trace(&mut out, BIN, "top.clk".into());
+    trace(&mut out, DEC, "top.bundles[63:0]".into());
+    group(&mut out, "inputs", false);
+    trace(&mut out, BIN, "top.in.count_enable".into());
+    filtered(
+        &mut out,
+        "fetch_stall.txt",
+        "top.in.fetch_stall[1:0]".into(),
+    );
+    for n in ["fetched_branches"] {
+        trace(&mut out, DEC, format!("top.in.{n}[7:0]"));
+    }
+    trace(&mut out, BIN, "top.in.fe_redirect".into());
+    trace(&mut out, DEC, "top.in.fe_squash[7:0]".into());
+    trace(&mut out, DEC, "top.in.dispatched[7:0]".into());
+    trace(&mut out, BIN, "top.in.dispatched_branches[7:0]".into());
+    trace(&mut out, BIN, "top.in.dispatched_imiss[7:0]".into());
+    filtered(
+        &mut out,
+        "squash_kind.txt",
+        "top.in.squash_kind[1:0]".into(),
+    );
+    trace(&mut out, DEC, "top.in.squash_id[15:0]".into());
+    trace(&mut out, DEC, "top.in.retired[7:0]".into());
+    filtered(&mut out, "head.txt", "top.in.head[2:0]".into());
+    end(&mut out, "inputs", false);
+
+    group(&mut out, "ROB", false);
+    trace(&mut out, DEC, range("top.rob.rob_count", w.rob_count));
+    trace(&mut out, DEC, range("top.rob.rob_head", w.rob_id));
+    trace(&mut out, DEC, range("top.rob.rob_tail", w.rob_id));
+    trace(&mut out, BIN, "top.rob.rob_full".into());
+    if !fmt {
+        trace(&mut out, HEX, range("top.rob.imiss", p.rob_entries));
+    }
+    end(&mut out, "ROB", false);
+
+    group(&mut out, "pointers", false);
+    for n in [
+        "head",
+        "dtail",
+        "ftail",
+        "free_rows",
+        "dispatched_rows",
+        "fetched_rows",
+    ] {
+        trace(&mut out, DEC, range(&format!("top.fmt.{n}"), w.ptr));
+    }
+    trace(&mut out, BIN, "top.fmt.refilling".into());
+    trace(&mut out, BIN, "top.fmt.refill_pending".into());
+    if !fmt {
+        for n in ["shared_l1i", "shared_l2i", "shared_itlb"] {
+            trace(&mut out, DEC, range(&format!("top.fmt.{n}"), w.local));
+        }
+    }
+    end(&mut out, "pointers", false);
+
+    group(&mut out, "counters", false);
+    for c in Counter::ALL {
+        trace(
+            &mut out,
+            DEC,
+            range(&format!("top.counters.{}", c.name()), w.global),
+        );
+    }
+    trace(&mut out, BIN, "top.counters.saturated".into());
+    group(&mut out, "overflow", true);
+    for c in Counter::ALL {
+        trace(&mut out, BIN, format!("top.counters.{}_ovf", c.name()));
+    }
+    end(&mut out, "overflow", true);
+    end(&mut out, "counters", false);
+
+    group(&mut out, "error", false);
+    trace(&mut out, BIN, "top.err.valid".into());
+    trace(&mut out, DEC, "top.err.bundle[63:0]".into());
+    filtered(&mut out, "err_field.txt", "top.err.field[3:0]".into());
+    filtered(&mut out, "err_rule.txt", "top.err.rule[3:0]".into());
+    end(&mut out, "error", false);
+    group(&mut out, "rows", false);
+    for r in 0..8 {
+        let closed = r >= 3;
+        let g = format!("row{r:02}");
+        group(&mut out, &g, closed);
+        trace(
+            &mut out,
+            DEC,
+            range(&format!("top.fmt.{g}_rob_id"), w.rob_id),
+        );
+        trace(
+            &mut out,
+            DEC,
+            range(&format!("top.fmt.{g}_penalty"), w.local),
+        );
+        trace(&mut out, BIN, format!("top.fmt.{g}_mispredict"));
+        trace(&mut out, BIN, format!("top.fmt.{g}_done"));
+        if fmt {
+            for f in ["l1i", "l2i", "itlb"] {
+                trace(&mut out, DEC, range(&format!("top.fmt.{g}_{f}"), w.local));
+            }
+        }
+        end(&mut out, &g, closed);
+    }
+    end(&mut out, "rows", false);
+
+    for o in out {
+        line(&o);
+    }
+    line("[pattern_trace] 1");
+    line("[pattern_trace] 0");
+    s
+}
+
+/// Write the GTKWave layout into `dir`: `fmt.gtkw` (pointing at
+/// `mispredict.vcd`), `sfmt.gtkw` (at `mispredict-sfmt.vcd`) and the filter files.
+pub fn write_layout(dir: &Path) -> io::Result<Vec<std::path::PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let mut files = Vec::new();
+    for (name, text) in filter_files().into_iter().chain([
+        ("fmt.gtkw", gtkw(Variant::Fmt, "mispredict.vcd")),
+        ("sfmt.gtkw", gtkw(Variant::Sfmt, "mispredict-sfmt.vcd")),
+    ]) {
+        let p = dir.join(name);
+        std::fs::write(&p, text)?;
+        files.push(p);
+    }
+    Ok(files)
+}
+
+/// `--vcd FILE` and `--window FROM:TO`, shared by `check`, `replay` and `run`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct WaveArgs {
+    /// Write a VCD waveform of the bit-accurate unit to FILE (open it in GTKWave
+    /// with `waves/fmt.gtkw` or `waves/sfmt.gtkw`). With `--variant both`, FILE
+    /// holds FMT and FILE with `-sfmt` before its extension holds sFMT.
+    #[arg(long, value_name = "FILE")]
+    pub vcd: Option<std::path::PathBuf>,
+    /// Dump only cycles FROM to TO (TO excluded; bundle indices from 0). Time 0 of
+    /// the file is cycle FROM.
+    #[arg(long, value_name = "FROM:TO", requires = "vcd")]
+    pub window: Option<Window>,
+}
+
+impl WaveArgs {
+    /// The file of the `k`-th attached variant (`k == 0`: FILE as given).
+    pub fn path(&self, k: usize, v: Variant) -> Option<std::path::PathBuf> {
+        let p = self.vcd.as_ref()?;
+        Some(if k == 0 {
+            p.clone()
+        } else {
+            variant_path(p, v)
+        })
+    }
+
+    /// A tracer for the `k`-th attached unit (`None` without `--vcd`). `unit` is in
+    /// its state before cycle 0.
+    pub fn tracer(&self, k: usize, unit: &hw::Unit) -> anyhow::Result<Option<Traced>> {
+        let Some(path) = self.path(k, unit.params().variant) else {
+            return Ok(None);
+        };
+        let t = create(&path, unit, 0, self.window.unwrap_or(Window::ALL))
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        Ok(Some(Traced { path, tracer: t }))
+    }
+}
+
+/// A file tracer and its path.
+pub struct Traced {
+    pub path: std::path::PathBuf,
+    pub tracer: FileTracer,
+}
+
+impl Traced {
+    /// Finish the file; the error names it.
+    pub fn finish(self) -> anyhow::Result<std::path::PathBuf> {
+        self.tracer
+            .finish()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", self.path.display()))?;
+        Ok(self.path)
+    }
+}
+
+/// Finish every tracer of a run and report the files on stderr.
+pub fn finish_all(ts: Vec<Option<Traced>>) -> anyhow::Result<()> {
+    for t in ts.into_iter().flatten() {
+        let p = t.finish()?;
+        eprintln!("waveform: {}", p.display());
+    }
+    Ok(())
+}
+
+/// `cpistack waves`: one VCD per scenario of the scenario table.
+#[derive(clap::Args, Debug, Clone)]
+pub struct WavesCmdArgs {
+    /// Output directory.
+    #[arg(long, default_value = "waves")]
+    pub out: std::path::PathBuf,
+    /// Only these scenarios (repeatable; default: all).
+    #[arg(long = "scenario", value_name = "NAME")]
+    pub scenarios: Vec<String>,
+}
+
+/// Write `<out>/<scenario>.vcd` (FMT) and `<out>/<scenario>-sfmt.vcd` (sFMT) for
+/// every scenario; returns the files written.
+pub fn write_scenarios(a: &WavesCmdArgs) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    let all = crate::scenarios::all();
+    for n in &a.scenarios {
+        if !all.iter().any(|s| s.name == n) {
+            let names: Vec<&str> = all.iter().map(|s| s.name).collect();
+            anyhow::bail!("no scenario `{n}`; the scenarios are: {}", names.join(", "));
+        }
+    }
+    let mut out = Vec::new();
+    for sc in all
+        .iter()
+        .filter(|s| a.scenarios.is_empty() || a.scenarios.iter().any(|n| n == s.name))
+    {
+        for v in [Variant::Fmt, Variant::Sfmt] {
+            let name = match v {
+                Variant::Fmt => format!("{}.vcd", sc.name),
+                Variant::Sfmt => format!("{}-sfmt.vcd", sc.name),
+            };
+            let path = a.out.join(name);
+            dump_stream(&path, sc.params.with_variant(v), &sc.bundles, Window::ALL)
+                .map_err(|e| e.context(format!("scenario {}: {}", sc.name, path.display())))?;
+            out.push(path);
+        }
+    }
+    Ok(out)
+}
+
+/// `cpistack waves`.
+pub fn cmd(a: &WavesCmdArgs) -> anyhow::Result<()> {
+    let mut files = write_scenarios(a)?;
+    files.extend(write_layout(&a.out)?);
+    println!(
+        "wrote {} files (scenario waveforms, GTKWave layout and filters) to {}; open one with: cd {} && gtkwave mispredict.vcd fmt.gtkw",
+        files.len(),
+        a.out.display(),
+        a.out.display()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use events::{FetchStall, Field, HeadCause};
+
+    #[test]
+    fn enum_tables_follow_the_encodings() {
+        for f in FetchStall::ALL {
+            assert_eq!(FETCH_STALL_NAMES[f.bits() as usize], f.name());
+        }
+        for h in HeadCause::ALL {
+            assert_eq!(HEAD_NAMES[h.bits() as usize], h.name());
+        }
+        for f in Field::ALL {
+            assert_eq!(FIELD_NAMES[f.bits() as usize], f.name());
+        }
+        for s in [
+            events::Squash::None,
+            events::Squash::Mispredict(1),
+            events::Squash::Flush(1),
+        ] {
+            assert_eq!(SQUASH_NAMES[s.kind_bits() as usize], s.name());
+        }
+    }
+
+    #[test]
+    fn window_parses() {
+        assert_eq!(
+            "10:20".parse::<Window>().unwrap(),
+            Window { from: 10, to: 20 }
+        );
+        assert_eq!(":5".parse::<Window>().unwrap(), Window { from: 0, to: 5 });
+        assert_eq!("7:".parse::<Window>().unwrap().to, u64::MAX);
+        assert!("5:5".parse::<Window>().is_err());
+        assert!("x".parse::<Window>().is_err());
+    }
+
+    #[test]
+    fn variant_path_inserts_the_name() {
+        assert_eq!(
+            variant_path(Path::new("a/b.vcd"), Variant::Sfmt),
+            Path::new("a/b-sfmt.vcd")
+        );
+    }
+}
