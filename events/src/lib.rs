@@ -19,7 +19,8 @@ pub mod stream;
 pub use bundle::{CycleEvents, FetchStall, HeadCause, Squash};
 pub use params::{ParamError, Params, Variant};
 pub use view::{
-    Counter, CounterUnit, Counters, Field, Pending, ProtocolError, RowView, UnitView, NUM_COUNTERS,
+    Counter, CounterUnit, Counters, Field, PackedRow, Pending, ProtocolError, RowView, UnitView,
+    META_DISPATCHED, META_DONE, META_MISPREDICT, NUM_COUNTERS,
 };
 
 /// Anything that consumes one bundle per cycle: a counter unit, a checker, a

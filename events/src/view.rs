@@ -243,6 +243,44 @@ pub struct RowView {
     pub itlb: u32,
 }
 
+/// One live row packed for the lock-step checker's compare (one slice compare of
+/// plain words, no padding): `[penalty, meta, l1i, l2i, itlb]` with
+/// `meta = rob_id | dispatched << 16 | mispredict << 17 | done << 18`.
+/// [`RowView::pack`] and [`RowView::unpack`] convert; nothing is lost.
+pub type PackedRow = [u32; 5];
+
+/// `meta` bit of [`PackedRow`]: the row is dispatched.
+pub const META_DISPATCHED: u32 = 1 << 16;
+/// `meta` bit of [`PackedRow`]: the row is marked mispredicted.
+pub const META_MISPREDICT: u32 = 1 << 17;
+/// `meta` bit of [`PackedRow`]: the row is done.
+pub const META_DONE: u32 = 1 << 18;
+
+impl RowView {
+    /// The packed form (see [`PackedRow`]).
+    #[inline]
+    pub fn pack(&self) -> PackedRow {
+        let meta = self.rob_id as u32
+            | (self.dispatched as u32) << 16
+            | (self.mispredict as u32) << 17
+            | (self.done as u32) << 18;
+        [self.penalty, meta, self.l1i, self.l2i, self.itlb]
+    }
+    /// Back from the packed form.
+    pub fn unpack(p: &PackedRow) -> RowView {
+        RowView {
+            dispatched: p[1] & META_DISPATCHED != 0,
+            rob_id: p[1] as u16,
+            penalty: p[0],
+            mispredict: p[1] & META_MISPREDICT != 0,
+            done: p[1] & META_DONE != 0,
+            l1i: p[2],
+            l2i: p[3],
+            itlb: p[4],
+        }
+    }
+}
+
 /// A counter unit driven one bundle per cycle: implemented by `hw::Unit` and
 /// `golden::Unit`.
 pub trait CounterUnit {
@@ -264,4 +302,31 @@ pub trait CounterUnit {
     }
     /// Whether the ROB entry `rob_id` (must be live) has its sFMT I-miss bit set.
     fn imiss_bit(&self, rob_id: u16) -> bool;
+    /// The same rows as [`CounterUnit::for_each_row`], oldest first, packed
+    /// ([`PackedRow`]) into `out[..n]`; returns `n`. `out` must hold at least
+    /// `params().fmt_rows` rows (there are never more live rows). Models override
+    /// it with a direct fill; the lock-step checker calls it every cycle.
+    fn rows_packed(&self, out: &mut [PackedRow]) -> usize {
+        let mut n = 0;
+        self.for_each_row(&mut |_, r| {
+            out[n] = r.pack();
+            n += 1;
+        });
+        n
+    }
+    /// sFMT's I-miss bits of the live ROB entries as a bit vector by ROB id: bit
+    /// `id` of `out` (word `id / 64`, bit `id % 64`) is set iff entry `id` is live
+    /// and has its I-miss bit set; every other bit of `out` is cleared. `out` must
+    /// hold at least `ceil(rob_entries / 64)` words. All zero in FMT.
+    fn imiss_live_words(&self, out: &mut [u64]) {
+        out.fill(0);
+        let v = self.view();
+        let e = self.params().rob_entries;
+        for k in 0..v.rob_count {
+            let id = (v.rob_head + k) % e;
+            if self.imiss_bit(id as u16) {
+                out[id as usize / 64] |= 1 << (id % 64);
+            }
+        }
+    }
 }
