@@ -83,8 +83,9 @@
 
 use bitvec::prelude::*;
 use events::{
-    Counter, CounterUnit, Counters, CycleEvents, FetchStall, Field, HeadCause, ParamError, Params,
-    Pending, ProtocolError, RowView, Squash, UnitView, Variant, NUM_COUNTERS,
+    Counter, CounterUnit, Counters, CycleEvents, FetchStall, Field, HeadCause, PackedRow,
+    ParamError, Params, Pending, ProtocolError, RowView, Squash, UnitView, Variant,
+    META_DISPATCHED, META_DONE, META_MISPREDICT, NUM_COUNTERS,
 };
 
 /// Largest `fmt_rows` (spec section 2).
@@ -136,6 +137,23 @@ pub struct Latch {
     pub error: Option<ProtocolError>,
     /// Bundles accepted since reset (the index of the next bundle).
     pub bundles: u64,
+}
+
+/// Observer logic beside the unit (not part of its storage, see [`crate::cost`]):
+/// running sums of what the rows hold, kept up to date by the next-state logic so
+/// that [`CounterUnit::view`] reads them in O(1) instead of walking the rows. In
+/// hardware these are the adder trees that would drive the pending-sum outputs;
+/// here they are updated by the increments and the row retirements/drops of each
+/// cycle (and recomputed from the rows in the rare squash cycles). Debug builds
+/// check them against a full recount at every `view`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+struct Obs {
+    /// FMT: `[l1i, l2i, itlb]` summed over every live row, the accumulation row included.
+    pend_i: [u64; 3],
+    /// `penalty` summed over the dispatched rows with `mispredict == 1`.
+    pend_bpred: u64,
+    /// sFMT: the number of I-miss bits set.
+    imiss_count: u32,
 }
 
 /// Per-row registers. Only physical rows `0..F` are used.
@@ -325,6 +343,7 @@ pub struct Unit {
     latch: Latch,
     rows: Box<Rows>,
     imiss: Box<RobBits>,
+    obs: Obs,
 }
 
 impl std::fmt::Debug for Unit {
@@ -380,6 +399,7 @@ impl Unit {
             latch: Latch::default(),
             rows: Box::new(Rows::zeroed()),
             imiss: Box::new(BitArray::ZERO),
+            obs: Obs::default(),
         })
     }
 
@@ -390,6 +410,37 @@ impl Unit {
         self.latch = Latch::default();
         *self.rows = Rows::zeroed();
         *self.imiss = BitArray::ZERO;
+        self.obs = Obs::default();
+    }
+
+    /// The observer sums recomputed from the registers (squash cycles, and the
+    /// debug check in `view`).
+    fn recount(&self) -> Obs {
+        let q = &self.q;
+        let c = &self.cfg;
+        let mut o = Obs::default();
+        if c.fmt {
+            for (_, r, _) in self.live_rows() {
+                for k in 0..3 {
+                    o.pend_i[k] += self.rows.icnt[r][k] as u64;
+                }
+            }
+        } else {
+            o.imiss_count = self.imiss.as_raw_slice()[..c.rob_words]
+                .iter()
+                .map(|w| w.count_ones())
+                .sum();
+        }
+        for w in 0..c.words {
+            let mut m =
+                c.region_word::<ROW_WORDS>(q.head, q.dtail, w) & self.rows.mispredict.data[w];
+            while m != 0 {
+                let r = 64 * w + m.trailing_zeros() as usize;
+                o.pend_bpred += self.rows.penalty[r] as u64;
+                m &= m - 1;
+            }
+        }
+        o
     }
 
     /// The scalar registers (`q`).
@@ -497,15 +548,16 @@ impl Unit {
         if fs != 0 && (!ev.fe_redirect || fs > fetched_rows + fb) {
             return Err((Field::FeSquash, 5));
         }
-        // The retirement walk (spec 4.2 step 3), on S.
+        // The retirement walk (spec 4.2 step 3), on S. The dispatched rows hold
+        // live ROB ids in age order, so the branches among the `retired` oldest
+        // instructions are the leading rows whose ROB age `(rob_id - rob_head) mod
+        // E` is below `retired`: one age comparator per row, and in most cycles
+        // the oldest row already says no.
         let mut head1 = s.head;
-        let mut id = s.rob_head;
-        for _ in 0..retired {
-            let hit = (head1 != s.dtail) & (id == self.rows.rob_id[self.cfg.phys(head1)]);
-            head1 = self.cfg.padd(head1, hit as u16);
-            id = self.cfg.rob_add(id, 1);
+        while head1 != s.dtail && c.rob_sub(self.rows.rob_id[c.phys(head1)], s.rob_head) < retired {
+            head1 = c.padd(head1, 1);
         }
-        let rob_head1 = id;
+        let rob_head1 = c.rob_add(s.rob_head, retired);
         // Rule 6.
         let free_after = c.rows - 1 - self.cfg.dist(s.ftail, head1);
         if fb > free_after {
@@ -600,6 +652,24 @@ impl Unit {
         clear_imiss(imiss, c.rob_words);
     }
 
+    /// After an unconditional penalty increment of the rows `m` of one word: the
+    /// rows that went to `max + 1` go back to `max` (a saturating increment);
+    /// returns whether there was one.
+    #[cold]
+    #[inline(never)]
+    fn unsaturate(pen: &mut [u32; 64], mut m: u64, max: u32) -> bool {
+        let mut lost = false;
+        while m != 0 {
+            let r = (m.trailing_zeros() & 63) as usize;
+            if pen[r] > max {
+                pen[r] = max;
+                lost = true;
+            }
+            m &= m - 1;
+        }
+        lost
+    }
+
     /// Saturating local increment; returns whether the count was lost.
     #[inline]
     fn bump(v: &mut u32, max: u32) -> bool {
@@ -644,6 +714,7 @@ impl Unit {
         let d = &mut self.q;
         let rows = &mut *self.rows;
         let imiss = &mut *self.imiss;
+        let obs = &mut self.obs;
         let ce = ev.count_enable;
         let gm = c.gmask;
         let stall_kind = ev.fetch_stall.bits() as usize; // 0 = none
@@ -672,7 +743,9 @@ impl Unit {
                 if stall {
                     if FMT {
                         let r = c.phys(d.ftail);
-                        sat |= Self::bump(&mut rows.icnt[r][stall_kind - 1], c.local_max);
+                        let lost = Self::bump(&mut rows.icnt[r][stall_kind - 1], c.local_max);
+                        sat |= lost;
+                        obs.pend_i[stall_kind - 1] += (!lost) as u64;
                     } else if !d.refilling {
                         sat |= Self::bump(&mut d.shared_i[stall_kind - 1], c.local_max);
                     }
@@ -688,16 +761,41 @@ impl Unit {
                         .try_into()
                         .expect("64 rows per word");
                     let max = c.local_max;
-                    let mut lost = 0u32;
-                    while m != 0 {
-                        let r = (m.trailing_zeros() & 63) as usize;
-                        let p = pen[r];
-                        let at_max = (p == max) as u32;
-                        pen[r] = p + (at_max ^ 1);
-                        lost |= at_max;
-                        m &= m - 1;
+                    // Observer: the mispredicted rows among them (at most one in
+                    // practice) add to the pending `bpred` unless saturated.
+                    let mut mm = m & mp;
+                    while mm != 0 {
+                        let r = (mm.trailing_zeros() & 63) as usize;
+                        obs.pend_bpred += (pen[r] != max) as u64;
+                        mm &= mm - 1;
                     }
-                    sat |= lost != 0;
+                    if max < u32::MAX {
+                        // Increment, then fix the rare rows that passed `max`
+                        // (they were at `max`: now `max + 1`, no other row can be).
+                        let mut seen = 0u32;
+                        let mut k = m;
+                        while k != 0 {
+                            let r = (k.trailing_zeros() & 63) as usize;
+                            let p = pen[r] + 1;
+                            pen[r] = p;
+                            seen |= p;
+                            k &= k - 1;
+                        }
+                        if seen > max {
+                            sat |= Self::unsaturate(pen, m, max);
+                        }
+                    } else {
+                        let mut lost = 0u32;
+                        while m != 0 {
+                            let r = (m.trailing_zeros() & 63) as usize;
+                            let p = pen[r];
+                            let at_max = (p == max) as u32;
+                            pen[r] = p + (at_max ^ 1);
+                            lost |= at_max;
+                            m &= m - 1;
+                        }
+                        sat |= lost != 0;
+                    }
                 }
                 if d.refill_pending && !(FMT && stall) {
                     Self::gadd(d, gm, Counter::Bpred.idx(), 1);
@@ -730,15 +828,19 @@ impl Unit {
             let mut first_mp = u16::MAX;
             for j in 0..plan.ret_rows as u16 {
                 let r = c.phys(c.padd(d.head, j));
-                if FMT && ce {
+                if FMT {
                     let ic = rows.icnt[r];
                     for (k, &v) in ic.iter().enumerate() {
-                        Self::gadd(d, gm, Counter::L1i.idx() + k, v as u64);
+                        obs.pend_i[k] -= v as u64;
+                        if ce {
+                            Self::gadd(d, gm, Counter::L1i.idx() + k, v as u64);
+                        }
                     }
                 }
                 if get_bit(&rows.mispredict.data, r) {
+                    let pen = rows.penalty[r] as u64;
+                    obs.pend_bpred -= pen;
                     if ce {
-                        let pen = rows.penalty[r] as u64;
                         Self::gadd(d, gm, Counter::Bpred.idx(), pen);
                     }
                     if !get_bit(&rows.done.data, r) {
@@ -751,6 +853,7 @@ impl Unit {
             d.head = c.padd(d.head, plan.ret_rows as u16);
             if !FMT && (first_im != u16::MAX || first_mp != u16::MAX) {
                 Self::sfmt_clear(d, imiss, c, ce && first_im <= first_mp);
+                obs.imiss_count = 0;
             }
             d.rob_head = c.rob_add(d.rob_head, retired);
             d.rob_count -= retired;
@@ -763,6 +866,15 @@ impl Unit {
         }
         if ev.fe_redirect {
             d.ftail = d.ftail.wrapping_sub(ev.fe_squash as u16) & c.ptr_mask;
+            if FMT {
+                // Observer: rows `ftail..=old` leave the sums (dropped or zeroed).
+                for k in 0..=ev.fe_squash as u16 {
+                    let ic = rows.icnt[c.phys(c.padd(d.ftail, k))];
+                    for (p, &v) in obs.pend_i.iter_mut().zip(ic.iter()) {
+                        *p -= v as u64;
+                    }
+                }
+            }
             rows.zero(c.phys(d.ftail));
         }
 
@@ -784,6 +896,8 @@ impl Unit {
                     put_bit(&mut imiss.data, id, true);
                     im &= im - 1;
                 }
+                // Observer: the ids dispatched were free, so their bits were clear.
+                obs.imiss_count += ev.dispatched_imiss.count_ones();
             }
             d.rob_tail = c.rob_add(d.rob_tail, ev.dispatched as u16);
             d.rob_count += ev.dispatched as u16;
@@ -843,6 +957,23 @@ impl Unit {
                 imiss[..a + len - e].fill(false);
             }
         }
+        self.obs = self.recount();
+    }
+
+    /// Physical row `r` as seen from outside.
+    #[inline]
+    fn row_view(&self, r: usize, dispatched: bool) -> RowView {
+        let ic = self.rows.icnt[r];
+        RowView {
+            dispatched,
+            rob_id: if dispatched { self.rows.rob_id[r] } else { 0 },
+            penalty: self.rows.penalty[r],
+            mispredict: get_bit(&self.rows.mispredict.data, r),
+            done: get_bit(&self.rows.done.data, r),
+            l1i: ic[0],
+            l2i: ic[1],
+            itlb: ic[2],
+        }
     }
 
     /// Live rows `[head, ftail]` in age order: `(age, physical row, dispatched)`.
@@ -880,38 +1011,21 @@ impl CounterUnit for Unit {
     fn view(&self) -> UnitView {
         let q = &self.q;
         let c = &self.cfg;
-        let mut pending = Pending::default();
-        if c.fmt {
-            let (mut a, mut b, mut t) = (0u64, 0u64, 0u64);
-            for (_, r, _) in self.live_rows() {
-                let ic = &self.rows.icnt[r];
-                a += ic[0] as u64;
-                b += ic[1] as u64;
-                t += ic[2] as u64;
-            }
-            (pending.l1i, pending.l2i, pending.itlb) = (a, b, t);
+        // O(1): the sums are kept by the observer logic ([`Obs`]).
+        debug_assert_eq!(self.obs, self.recount(), "observer sums out of step");
+        let o = &self.obs;
+        let i = if c.fmt {
+            o.pend_i
         } else {
-            pending.l1i = q.shared_i[0] as u64;
-            pending.l2i = q.shared_i[1] as u64;
-            pending.itlb = q.shared_i[2] as u64;
-        }
-        for w in 0..c.words {
-            let mut m = self.cfg.region_word::<ROW_WORDS>(q.head, q.dtail, w)
-                & self.rows.mispredict.data[w];
-            while m != 0 {
-                let r = 64 * w + m.trailing_zeros() as usize;
-                pending.bpred += self.rows.penalty[r] as u64;
-                m &= m - 1;
-            }
-        }
-        let imiss_bits = if c.fmt {
-            0
-        } else {
-            self.imiss.as_raw_slice()[..c.rob_words]
-                .iter()
-                .map(|w| w.count_ones())
-                .sum()
+            q.shared_i.map(|v| v as u64)
         };
+        let pending = Pending {
+            l1i: i[0],
+            l2i: i[1],
+            itlb: i[2],
+            bpred: o.pend_bpred,
+        };
+        let imiss_bits = if c.fmt { 0 } else { o.imiss_count };
         UnitView {
             counters: Counters {
                 value: q.counters,
@@ -935,26 +1049,87 @@ impl CounterUnit for Unit {
 
     fn for_each_row(&self, f: &mut dyn FnMut(usize, RowView)) {
         for (age, r, dispatched) in self.live_rows() {
-            let ic = self.rows.icnt[r];
-            f(
-                age,
-                RowView {
-                    dispatched,
-                    rob_id: if dispatched { self.rows.rob_id[r] } else { 0 },
-                    penalty: self.rows.penalty[r],
-                    mispredict: get_bit(&self.rows.mispredict.data, r),
-                    done: get_bit(&self.rows.done.data, r),
-                    l1i: ic[0],
-                    l2i: ic[1],
-                    itlb: ic[2],
-                },
-            );
+            f(age, self.row_view(r, dispatched));
         }
+    }
+
+    fn rows_into(&self, out: &mut Vec<RowView>) {
+        out.reserve(self.cfg.dist(self.q.ftail, self.q.head) as usize + 1);
+        for (_, r, dispatched) in self.live_rows() {
+            out.push(self.row_view(r, dispatched));
+        }
+    }
+
+    fn rows_packed(&self, out: &mut [PackedRow]) -> usize {
+        let q = &self.q;
+        let c = &self.cfg;
+        let nd = c.dist(q.dtail, q.head) as usize;
+        let n = c.dist(q.ftail, q.head) as usize + 1;
+        let h = c.phys(q.head);
+        let mask = c.row_mask as usize & (MAX_ROWS - 1);
+        let rows = &*self.rows;
+        let out = &mut out[..n];
+        let (disp, rest) = out.split_at_mut(nd);
+        for (age, o) in disp.iter_mut().enumerate() {
+            let r = (h + age) & mask;
+            let ic = rows.icnt[r];
+            let meta = rows.rob_id[r] as u32 | META_DISPATCHED;
+            *o = [rows.penalty[r], meta, ic[0], ic[1], ic[2]];
+        }
+        for (k, o) in rest.iter_mut().enumerate() {
+            let r = (h + nd + k) & mask;
+            let ic = rows.icnt[r];
+            *o = [rows.penalty[r], 0, ic[0], ic[1], ic[2]];
+        }
+        // The `mispredict` and `done` bits of the live rows, from the bit
+        // vectors (few are set).
+        let end = c.padd(q.ftail, 1);
+        for w in 0..c.words {
+            let live = if c.words == 1 && n < c.rows as usize {
+                c.region_word::<1>(q.head, end, 0)
+            } else {
+                c.region_word::<ROW_WORDS>(q.head, end, w)
+            };
+            if (rows.mispredict.data[w] | rows.done.data[w]) & live == 0 {
+                continue;
+            }
+            for (bits, flag) in [(&rows.mispredict, META_MISPREDICT), (&rows.done, META_DONE)] {
+                let mut m = bits.data[w] & live;
+                while m != 0 {
+                    let r = 64 * w + m.trailing_zeros() as usize;
+                    out[r.wrapping_sub(h) & mask][1] |= flag;
+                    m &= m - 1;
+                }
+            }
+        }
+        n
     }
 
     fn imiss_bit(&self, rob_id: u16) -> bool {
         (rob_id as usize) < self.params.rob_entries as usize
             && get_bit(&self.imiss.data, rob_id as usize)
+    }
+
+    fn imiss_live_words(&self, out: &mut [u64]) {
+        let c = &self.cfg;
+        let q = &self.q;
+        let out = &mut out[..c.rob_words];
+        if c.fmt || self.obs.imiss_count == 0 {
+            out.fill(0);
+            return;
+        }
+        // The bit vector masked to the live ids `[rob_head, rob_head + rob_count)`.
+        let e = c.rob_entries as usize;
+        let a = q.rob_head as usize;
+        let len = q.rob_count as usize;
+        for (w, o) in out.iter_mut().enumerate() {
+            let live = if a + len <= e {
+                seg_word(a, a + len, w)
+            } else {
+                seg_word(a, e, w) | seg_word(0, a + len - e, w)
+            };
+            *o = self.imiss.data[w] & live;
+        }
     }
 }
 
