@@ -3,8 +3,8 @@
 use std::collections::VecDeque;
 
 use events::{
-    Counter, CounterUnit, Counters, CycleEvents, ParamError, Params, Pending, ProtocolError,
-    RowView, Squash, UnitView, Variant, NUM_COUNTERS,
+    Counter, CounterUnit, Counters, CycleEvents, PackedRow, ParamError, Params, Pending,
+    ProtocolError, RowView, Squash, UnitView, Variant, NUM_COUNTERS,
 };
 
 /// Running totals of the cycles that had some property, from reset to now. Each
@@ -67,6 +67,16 @@ pub(crate) struct Branch {
     /// stamps at each event (checked against [`Branch::penalty_raw`] in debug builds).
     pub clock: usize,
     pub offset: u64,
+    /// `row` packed ([`PackedRow`], its penalty word 0), refreshed with the clock
+    /// at each event: the lock-step checker's row fill only adds the penalty.
+    pub packed: PackedRow,
+}
+
+/// `min(raw, max)` without a branch (the row walks of the checker call it per row).
+#[inline(always)]
+fn sat_min(raw: u64, max: u64) -> u64 {
+    let over = ((raw > max) as u64).wrapping_neg();
+    raw ^ ((raw ^ max) & over)
 }
 
 /// `Branch::clock` values.
@@ -110,6 +120,11 @@ impl Branch {
             _ => STOPPED,
         };
         self.offset = now.clocks()[self.clock].wrapping_sub(pen);
+        self.packed = RowView {
+            penalty: 0,
+            ..self.row
+        }
+        .pack();
     }
 }
 
@@ -468,20 +483,22 @@ impl Unit {
             for (k, q) in self.queued_imiss.iter_mut().enumerate() {
                 *q += imiss[k];
             }
+            let row = RowView {
+                l1i: imiss[0] as u32,
+                l2i: imiss[1] as u32,
+                itlb: imiss[2] as u32,
+                ..RowView::default()
+            };
             self.branches.push_back(Branch {
                 fetched_at: self.t,
                 seq: u64::MAX,
                 dispatched: None,
                 resolved: None,
                 done: None,
-                row: RowView {
-                    l1i: imiss[0] as u32,
-                    l2i: imiss[1] as u32,
-                    itlb: imiss[2] as u32,
-                    ..RowView::default()
-                },
+                row,
                 clock: STOPPED,
                 offset: 0,
+                packed: row.pack(),
             });
             self.restart_block();
         }
@@ -698,7 +715,48 @@ impl CounterUnit for Unit {
         });
     }
 
+    fn rows_packed(&self, out: &mut [PackedRow]) -> usize {
+        let now = self.now();
+        let clocks = now.clocks();
+        let max = self.local_max;
+        let n = self.branches.len();
+        let (a, b) = self.branches.as_slices();
+        let (oa, rest) = out[..n + 1].split_at_mut(a.len());
+        let (ob, acc) = rest.split_at_mut(b.len());
+        #[inline(always)]
+        fn fill(out: &mut [PackedRow], src: &[Branch], clocks: [u64; 4], max: u64, now: Stamp) {
+            for (o, b) in out.iter_mut().zip(src) {
+                let raw = clocks[b.clock & 3].wrapping_sub(b.offset);
+                debug_assert_eq!(raw, b.penalty_raw(now), "{b:?}");
+                let mut p = b.packed;
+                p[0] = sat_min(raw, max) as u32;
+                *o = p;
+            }
+        }
+        fill(oa, a, clocks, max, now);
+        fill(ob, b, clocks, max, now);
+        let i = if self.sfmt {
+            [0; 3]
+        } else {
+            self.acc_raw().map(|v| self.sat(v) as u32)
+        };
+        acc[0] = [0, 0, i[0], i[1], i[2]];
+        n + 1
+    }
+
     fn imiss_bit(&self, rob_id: u16) -> bool {
         self.marked.get(rob_id as usize).copied().unwrap_or(false)
+    }
+
+    fn imiss_live_words(&self, out: &mut [u64]) {
+        let w = (self.p.rob_entries as usize).div_ceil(64);
+        let out = &mut out[..w];
+        out.fill(0);
+        // `marks` holds exactly the live marked instructions.
+        let e = self.p.rob_entries as u64;
+        for &s in &self.marks {
+            let id = s % e;
+            out[(id / 64) as usize] |= 1 << (id % 64);
+        }
     }
 }
