@@ -8,7 +8,9 @@
 
 use std::fmt;
 
-use events::{Counter, CounterUnit, CycleEvents, ParamError, Params, RowView, UnitView, Variant};
+use events::{
+    Counter, CounterUnit, CycleEvents, PackedRow, ParamError, Params, RowView, UnitView, Variant,
+};
 
 /// How many bundles the mismatch report shows.
 pub const HISTORY: usize = 16;
@@ -72,8 +74,12 @@ pub struct LockStep {
     fw: crate::failwaves::FailWaves,
     /// Test-only fault: golden sees cycle `fault_at` with `count_enable` flipped.
     fault_at: u64,
-    rows_hw: Vec<RowView>,
-    rows_golden: Vec<RowView>,
+    /// Compare buffers: live rows packed (`fmt_rows` each), then the live I-miss
+    /// bits by ROB id (`ceil(rob_entries / 64)` words each).
+    rows_hw: Box<[PackedRow]>,
+    rows_golden: Box<[PackedRow]>,
+    imiss_hw: Box<[u64]>,
+    imiss_golden: Box<[u64]>,
 }
 
 impl LockStep {
@@ -81,7 +87,8 @@ impl LockStep {
     pub fn new(params: Params) -> Result<Self, ParamError> {
         let hw = hw::Unit::new(params)?;
         let golden = golden::Unit::new(params)?;
-        let cap = params.fmt_rows as usize + 1;
+        let cap = params.fmt_rows as usize;
+        let words = (params.rob_entries as usize).div_ceil(64);
         Ok(Self {
             params,
             hw,
@@ -92,8 +99,10 @@ impl LockStep {
             failed: None,
             fw: crate::failwaves::FailWaves::new(Some(crate::failwaves::default_dir())),
             fault_at: u64::MAX,
-            rows_hw: Vec::with_capacity(cap),
-            rows_golden: Vec::with_capacity(cap),
+            rows_hw: vec![PackedRow::default(); cap].into_boxed_slice(),
+            rows_golden: vec![PackedRow::default(); cap].into_boxed_slice(),
+            imiss_hw: vec![0; words].into_boxed_slice(),
+            imiss_golden: vec![0; words].into_boxed_slice(),
         })
     }
 
@@ -179,35 +188,56 @@ impl LockStep {
             .collect()
     }
 
+    /// Every field of the views, every field of every live row (packed, one
+    /// slice compare), and in sFMT the I-miss bit of every live ROB entry (as
+    /// words masked to the live ids, one slice compare); the first difference is
+    /// then named field by field (cold path).
+    #[inline]
     fn compare(&mut self) -> Result<(), (String, String, String)> {
         let g = self.golden.view();
         let h = self.hw.view();
         if g != h {
             return Err(first_view_difference(&g, &h));
         }
-        self.rows_hw.clear();
-        self.rows_golden.clear();
-        self.hw.rows_into(&mut self.rows_hw);
-        self.golden.rows_into(&mut self.rows_golden);
-        if self.rows_hw != self.rows_golden {
-            return Err(first_row_difference(&self.rows_golden, &self.rows_hw));
+        // Both fill packed rows; flattened to plain words: one `memcmp`.
+        let nh = self.hw.rows_packed(&mut self.rows_hw);
+        let ng = self.golden.rows_packed(&mut self.rows_golden);
+        if self.rows_hw[..nh].as_flattened() != self.rows_golden[..ng].as_flattened() {
+            return Err(first_packed_row_difference(
+                &self.rows_golden[..ng],
+                &self.rows_hw[..nh],
+            ));
         }
         if self.params.variant == Variant::Sfmt && g.imiss_bits > 0 {
-            // The I-miss bit of every live ROB entry, oldest first.
-            let rob_head = g.rob_head;
-            for k in 0..g.rob_count {
-                let id = ((rob_head + k) % self.params.rob_entries) as u16;
-                let (gb, hb) = (self.golden.imiss_bit(id), self.hw.imiss_bit(id));
-                if gb != hb {
-                    return Err((
-                        format!("imiss_bit[rob_id {id}]"),
-                        gb.to_string(),
-                        hb.to_string(),
-                    ));
-                }
+            self.hw.imiss_live_words(&mut self.imiss_hw);
+            self.golden.imiss_live_words(&mut self.imiss_golden);
+            if self.imiss_hw != self.imiss_golden {
+                return Err(self.first_imiss_difference(&g));
             }
         }
         Ok(())
+    }
+
+    /// The first live ROB entry, oldest first, whose I-miss bits differ.
+    #[cold]
+    fn first_imiss_difference(&self, g: &UnitView) -> (String, String, String) {
+        let bit = |w: &[u64], id: u32| w[id as usize / 64] >> (id % 64) & 1 != 0;
+        for k in 0..g.rob_count {
+            let id = (g.rob_head + k) % self.params.rob_entries;
+            let (gb, hb) = (bit(&self.imiss_golden, id), bit(&self.imiss_hw, id));
+            if gb != hb {
+                return (
+                    format!("imiss_bit[rob_id {id}]"),
+                    gb.to_string(),
+                    hb.to_string(),
+                );
+            }
+        }
+        (
+            "imiss_bits (outside the live ROB entries)".into(),
+            format!("{:?}", self.imiss_golden),
+            format!("{:?}", self.imiss_hw),
+        )
     }
 }
 
@@ -254,6 +284,13 @@ fn first_view_difference(g: &UnitView, h: &UnitView) -> (String, String, String)
         format!("{g:?}"),
         format!("{h:?}"),
     )
+}
+
+#[cold]
+fn first_packed_row_difference(g: &[PackedRow], h: &[PackedRow]) -> (String, String, String) {
+    let g: Vec<RowView> = g.iter().map(RowView::unpack).collect();
+    let h: Vec<RowView> = h.iter().map(RowView::unpack).collect();
+    first_row_difference(&g, &h)
 }
 
 fn first_row_difference(g: &[RowView], h: &[RowView]) -> (String, String, String) {
