@@ -66,7 +66,7 @@ impl FailWaves {
             return;
         }
         self.ring[(cycle % RING as u64) as usize] = *ev;
-        if cycle % SNAP_EVERY == 0 {
+        if cycle.is_multiple_of(SNAP_EVERY) {
             self.snapshot(cycle, hw);
         }
     }

@@ -726,7 +726,7 @@ impl<W: Write> VcdTracer<W> {
                 (done[w], self.prev_done[w], 3),
             ] {
                 let mut ch = cur ^ prev;
-                if w == self.row_words - 1 && self.rows % 64 != 0 {
+                if w == self.row_words - 1 && !self.rows.is_multiple_of(64) {
                     ch &= (1u64 << (self.rows % 64)) - 1;
                 }
                 while ch != 0 {
@@ -983,9 +983,7 @@ pub fn gtkw(variant: Variant, dumpfile: &str) -> String {
         "fetch_stall.txt",
         "top.in.fetch_stall[1:0]".into(),
     );
-    for n in ["fetched_branches"] {
-        trace(&mut out, DEC, format!("top.in.{n}[7:0]"));
-    }
+    trace(&mut out, DEC, "top.in.fetched_branches[7:0]".into());
     trace(&mut out, BIN, "top.in.fe_redirect".into());
     trace(&mut out, DEC, "top.in.fe_squash[7:0]".into());
     trace(&mut out, DEC, "top.in.dispatched[7:0]".into());
