@@ -72,7 +72,11 @@
 //!
 //! The per-cycle penalty increment (4.1) builds, per 64-row word, the mask
 //! `dispatched & !done` (and `& !mispredict` in an FMT stall cycle) and walks its
-//! set bits (`trailing_zeros`, clear lowest), with a branch-free saturating add.
+//! set bits (`trailing_zeros`, clear lowest). The add is unconditional; when
+//! `L < 32` the OR of the new values tells whether one passed `2^L - 1`, and
+//! only then a `#[cold]` pass puts those rows back to the maximum (a saturating
+//! add, done in two steps). The retirement walk compares the ROB age of the
+//! oldest dispatched rows with `retired` (usually one comparison says "none").
 //! Retire, fetch and dispatch loop over at most 8 items; the squash row search
 //! (rule 9 and the `n` of 4.5), the squash itself and sFMT's clearing commits
 //! are `#[cold]` functions, so the common cycle stays compact. `apply` is
@@ -80,6 +84,20 @@
 //! Registers are updated in place: copying a ~110-byte `Regs` in and out every
 //! cycle cost about a third of the time (store-forwarding stalls). Nothing
 //! allocates after [`Unit::new`].
+//!
+//! # What `view` and the row read-out cost
+//!
+//! The lock-step checker reads the view and every live row every cycle.
+//! [`CounterUnit::view`] is O(1): the pending sums of spec 4.6 (FMT's row
+//! I-counters over the live rows, the penalties of the dispatched mispredicted
+//! rows) and sFMT's count of I-miss bits are kept by **observer logic** (`Obs`),
+//! running sums that the next-state logic updates with each increment, retirement
+//! and redirect (and recomputes from the rows in the rare squash cycles); they are
+//! not registers of the unit and do not count in [`crate::cost`]. Debug builds
+//! check them against a full recount at every `view`. A row's word registers
+//! are stored together as `[penalty, rob_id, l1i, l2i, itlb]`, the layout of
+//! [`PackedRow`], so [`CounterUnit::rows_packed`] is one or two block copies of
+//! the live region plus the `dispatched`/`mispredict`/`done` bits.
 
 use bitvec::prelude::*;
 use events::{
@@ -157,22 +175,29 @@ struct Obs {
 }
 
 /// Per-row registers. Only physical rows `0..F` are used.
+///
+/// The word registers of a row sit together, `[penalty, rob_id, l1i, l2i, itlb]`
+/// (the layout of [`PackedRow`]), each holding a value inside its width
+/// (`rob_id`: `ceil(log2(E))` bits; the others `L` bits, saturating), so that the
+/// live region is read out for the lock-step checker with a block copy.
 #[derive(Clone)]
 struct Rows {
-    rob_id: [u16; MAX_ROWS],
-    penalty: [u32; MAX_ROWS],
-    /// FMT's `[l1i, l2i, itlb]` per row (all zero in sFMT).
-    icnt: [[u32; 3]; MAX_ROWS],
+    regs: [[u32; 5]; MAX_ROWS],
     mispredict: RowBits,
     done: RowBits,
 }
 
+/// Index of `penalty` in a row's registers.
+const PEN: usize = 0;
+/// Index of `rob_id` in a row's registers.
+const RID: usize = 1;
+/// Index of `l1i` (then `l2i`, `itlb`) in a row's registers.
+const IC: usize = 2;
+
 impl Rows {
     fn zeroed() -> Self {
         Self {
-            rob_id: [0; MAX_ROWS],
-            penalty: [0; MAX_ROWS],
-            icnt: [[0; 3]; MAX_ROWS],
+            regs: [[0; 5]; MAX_ROWS],
             mispredict: BitArray::ZERO,
             done: BitArray::ZERO,
         }
@@ -180,11 +205,27 @@ impl Rows {
     #[inline(always)]
     fn zero(&mut self, r: usize) {
         let r = r & (MAX_ROWS - 1);
-        self.rob_id[r] = 0;
-        self.penalty[r] = 0;
-        self.icnt[r] = [0; 3];
+        self.regs[r] = [0; 5];
         put_bit(&mut self.mispredict.data, r, false);
         put_bit(&mut self.done.data, r, false);
+    }
+    #[inline(always)]
+    fn penalty(&self, r: usize) -> u32 {
+        self.regs[r & (MAX_ROWS - 1)][PEN]
+    }
+    #[inline(always)]
+    fn rob_id(&self, r: usize) -> u16 {
+        self.regs[r & (MAX_ROWS - 1)][RID] as u16
+    }
+    #[inline(always)]
+    fn set_rob_id(&mut self, r: usize, id: u16) {
+        self.regs[r & (MAX_ROWS - 1)][RID] = id as u32;
+    }
+    /// `[l1i, l2i, itlb]`.
+    #[inline(always)]
+    fn icnt(&self, r: usize) -> [u32; 3] {
+        let g = &self.regs[r & (MAX_ROWS - 1)];
+        [g[IC], g[IC + 1], g[IC + 2]]
     }
 }
 
@@ -422,7 +463,7 @@ impl Unit {
         if c.fmt {
             for (_, r, _) in self.live_rows() {
                 for k in 0..3 {
-                    o.pend_i[k] += self.rows.icnt[r][k] as u64;
+                    o.pend_i[k] += self.rows.icnt(r)[k] as u64;
                 }
             }
         } else {
@@ -436,7 +477,7 @@ impl Unit {
                 c.region_word::<ROW_WORDS>(q.head, q.dtail, w) & self.rows.mispredict.data[w];
             while m != 0 {
                 let r = 64 * w + m.trailing_zeros() as usize;
-                o.pend_bpred += self.rows.penalty[r] as u64;
+                o.pend_bpred += self.rows.penalty(r) as u64;
                 m &= m - 1;
             }
         }
@@ -461,7 +502,7 @@ impl Unit {
     /// Row `rob_id` register of physical row `r` (`r < fmt_rows`; 0 beyond).
     pub fn row_rob_id(&self, r: usize) -> u16 {
         if r < self.cfg.rows as usize {
-            self.rows.rob_id[r]
+            self.rows.rob_id(r)
         } else {
             0
         }
@@ -470,7 +511,7 @@ impl Unit {
     /// Row `penalty` register of physical row `r` (0 beyond `fmt_rows`).
     pub fn row_penalty(&self, r: usize) -> u32 {
         if r < self.cfg.rows as usize {
-            self.rows.penalty[r]
+            self.rows.penalty(r)
         } else {
             0
         }
@@ -480,7 +521,7 @@ impl Unit {
     /// and beyond `fmt_rows`).
     pub fn row_icounts(&self, r: usize) -> [u32; 3] {
         if r < self.cfg.rows as usize {
-            self.rows.icnt[r]
+            self.rows.icnt(r)
         } else {
             [0; 3]
         }
@@ -554,7 +595,7 @@ impl Unit {
         // E` is below `retired`: one age comparator per row, and in most cycles
         // the oldest row already says no.
         let mut head1 = s.head;
-        while head1 != s.dtail && c.rob_sub(self.rows.rob_id[c.phys(head1)], s.rob_head) < retired {
+        while head1 != s.dtail && c.rob_sub(self.rows.rob_id(c.phys(head1)), s.rob_head) < retired {
             head1 = c.padd(head1, 1);
         }
         let rob_head1 = c.rob_add(s.rob_head, retired);
@@ -617,7 +658,7 @@ impl Unit {
         let mut found = false;
         while p != s.dtail {
             let r = c.phys(p);
-            let age = c.rob_sub(self.rows.rob_id[r], rob_head1);
+            let age = c.rob_sub(self.rows.rob_id(r), rob_head1);
             if age >= age_x {
                 found = age == age_x;
                 squash_row = r as u16;
@@ -657,12 +698,12 @@ impl Unit {
     /// returns whether there was one.
     #[cold]
     #[inline(never)]
-    fn unsaturate(pen: &mut [u32; 64], mut m: u64, max: u32) -> bool {
+    fn unsaturate(regs: &mut [[u32; 5]; 64], mut m: u64, max: u32) -> bool {
         let mut lost = false;
         while m != 0 {
             let r = (m.trailing_zeros() & 63) as usize;
-            if pen[r] > max {
-                pen[r] = max;
+            if regs[r][PEN] > max {
+                regs[r][PEN] = max;
                 lost = true;
             }
             m &= m - 1;
@@ -743,7 +784,7 @@ impl Unit {
                 if stall {
                     if FMT {
                         let r = c.phys(d.ftail);
-                        let lost = Self::bump(&mut rows.icnt[r][stall_kind - 1], c.local_max);
+                        let lost = Self::bump(&mut rows.regs[r][IC + stall_kind - 1], c.local_max);
                         sat |= lost;
                         obs.pend_i[stall_kind - 1] += (!lost) as u64;
                     } else if !d.refilling {
@@ -757,7 +798,7 @@ impl Unit {
                     let done = rows.done.data[w];
                     let mp = rows.mispredict.data[w];
                     let mut m = region & !done & (keep_mp | !mp);
-                    let pen: &mut [u32; 64] = (&mut rows.penalty[64 * w..64 * w + 64])
+                    let pen: &mut [[u32; 5]; 64] = (&mut rows.regs[64 * w..64 * w + 64])
                         .try_into()
                         .expect("64 rows per word");
                     let max = c.local_max;
@@ -766,7 +807,7 @@ impl Unit {
                     let mut mm = m & mp;
                     while mm != 0 {
                         let r = (mm.trailing_zeros() & 63) as usize;
-                        obs.pend_bpred += (pen[r] != max) as u64;
+                        obs.pend_bpred += (pen[r][PEN] != max) as u64;
                         mm &= mm - 1;
                     }
                     if max < u32::MAX {
@@ -776,8 +817,8 @@ impl Unit {
                         let mut k = m;
                         while k != 0 {
                             let r = (k.trailing_zeros() & 63) as usize;
-                            let p = pen[r] + 1;
-                            pen[r] = p;
+                            let p = pen[r][PEN] + 1;
+                            pen[r][PEN] = p;
                             seen |= p;
                             k &= k - 1;
                         }
@@ -788,9 +829,9 @@ impl Unit {
                         let mut lost = 0u32;
                         while m != 0 {
                             let r = (m.trailing_zeros() & 63) as usize;
-                            let p = pen[r];
+                            let p = pen[r][PEN];
                             let at_max = (p == max) as u32;
-                            pen[r] = p + (at_max ^ 1);
+                            pen[r][PEN] = p + (at_max ^ 1);
                             lost |= at_max;
                             m &= m - 1;
                         }
@@ -829,7 +870,7 @@ impl Unit {
             for j in 0..plan.ret_rows as u16 {
                 let r = c.phys(c.padd(d.head, j));
                 if FMT {
-                    let ic = rows.icnt[r];
+                    let ic = rows.icnt(r);
                     for (k, &v) in ic.iter().enumerate() {
                         obs.pend_i[k] -= v as u64;
                         if ce {
@@ -838,7 +879,7 @@ impl Unit {
                     }
                 }
                 if get_bit(&rows.mispredict.data, r) {
-                    let pen = rows.penalty[r] as u64;
+                    let pen = rows.penalty(r) as u64;
                     obs.pend_bpred -= pen;
                     if ce {
                         Self::gadd(d, gm, Counter::Bpred.idx(), pen);
@@ -846,7 +887,7 @@ impl Unit {
                     if !get_bit(&rows.done.data, r) {
                         d.refill_pending = true;
                     }
-                    let pos = c.rob_sub(rows.rob_id[r], d.rob_head);
+                    let pos = c.rob_sub(rows.rob_id(r), d.rob_head);
                     first_mp = first_mp.min(pos);
                 }
             }
@@ -869,7 +910,7 @@ impl Unit {
             if FMT {
                 // Observer: rows `ftail..=old` leave the sums (dropped or zeroed).
                 for k in 0..=ev.fe_squash as u16 {
-                    let ic = rows.icnt[c.phys(c.padd(d.ftail, k))];
+                    let ic = rows.icnt(c.phys(c.padd(d.ftail, k)));
                     for (p, &v) in obs.pend_i.iter_mut().zip(ic.iter()) {
                         *p -= v as u64;
                     }
@@ -884,7 +925,7 @@ impl Unit {
             while br != 0 {
                 let i = br.trailing_zeros() as u16;
                 let r = c.phys(d.dtail);
-                rows.rob_id[r] = c.rob_add(d.rob_tail, i);
+                rows.set_rob_id(r, c.rob_add(d.rob_tail, i));
                 d.dtail = c.padd(d.dtail, 1);
                 br &= br - 1;
             }
@@ -963,11 +1004,11 @@ impl Unit {
     /// Physical row `r` as seen from outside.
     #[inline]
     fn row_view(&self, r: usize, dispatched: bool) -> RowView {
-        let ic = self.rows.icnt[r];
+        let ic = self.rows.icnt(r);
         RowView {
             dispatched,
-            rob_id: if dispatched { self.rows.rob_id[r] } else { 0 },
-            penalty: self.rows.penalty[r],
+            rob_id: if dispatched { self.rows.rob_id(r) } else { 0 },
+            penalty: self.rows.penalty(r),
             mispredict: get_bit(&self.rows.mispredict.data, r),
             done: get_bit(&self.rows.done.data, r),
             l1i: ic[0],
@@ -1069,17 +1110,18 @@ impl CounterUnit for Unit {
         let mask = c.row_mask as usize & (MAX_ROWS - 1);
         let rows = &*self.rows;
         let out = &mut out[..n];
+        // The live rows in age order: one or two block copies of the registers
+        // (the table wraps), then the `dispatched` bit of the dispatched rows,
+        // and `rob_id` shown as 0 for the others.
+        let first = n.min(c.rows as usize - h);
+        out[..first].copy_from_slice(&rows.regs[h..h + first]);
+        out[first..].copy_from_slice(&rows.regs[..n - first]);
         let (disp, rest) = out.split_at_mut(nd);
-        for (age, o) in disp.iter_mut().enumerate() {
-            let r = (h + age) & mask;
-            let ic = rows.icnt[r];
-            let meta = rows.rob_id[r] as u32 | META_DISPATCHED;
-            *o = [rows.penalty[r], meta, ic[0], ic[1], ic[2]];
+        for o in disp.iter_mut() {
+            o[RID] |= META_DISPATCHED;
         }
-        for (k, o) in rest.iter_mut().enumerate() {
-            let r = (h + nd + k) & mask;
-            let ic = rows.icnt[r];
-            *o = [rows.penalty[r], 0, ic[0], ic[1], ic[2]];
+        for o in rest.iter_mut() {
+            o[RID] = 0;
         }
         // The `mispredict` and `done` bits of the live rows, from the bit
         // vectors (few are set).
