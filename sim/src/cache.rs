@@ -47,6 +47,8 @@ pub struct Cache {
     prefetched: Vec<bool>,
     mshr: Vec<u64>,
     clock: u64,
+    /// Lines installed so far (changes whenever the contents change).
+    fills: u64,
 }
 
 impl Cache {
@@ -66,6 +68,7 @@ impl Cache {
             prefetched: vec![false; n],
             mshr: vec![0; mshrs as usize],
             clock: 0,
+            fills: 0,
         }
     }
 
@@ -120,6 +123,24 @@ impl Cache {
         self.mshr.iter().any(|&r| r <= now)
     }
 
+    /// Lines installed so far: the contents (which lines are present) change only
+    /// when this does.
+    #[inline]
+    pub fn fills(&self) -> u64 {
+        self.fills
+    }
+
+    /// The first cycle after `now` at which a busy MSHR frees (`u64::MAX` if none is busy).
+    #[inline]
+    pub fn next_release(&self, now: u64) -> u64 {
+        self.mshr
+            .iter()
+            .filter(|&&r| r > now)
+            .min()
+            .copied()
+            .unwrap_or(u64::MAX)
+    }
+
     /// Outstanding misses at `now`.
     pub fn mshr_busy(&self, now: u64) -> usize {
         self.mshr.iter().filter(|&&r| r > now).count()
@@ -150,6 +171,7 @@ impl Cache {
             }
         };
         self.clock += 1;
+        self.fills += 1;
         self.tags[i] = line + 1;
         self.stamp[i] = self.clock;
         self.ready[i] = ready;

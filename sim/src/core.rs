@@ -14,7 +14,8 @@
 //! Correct-path instructions squashed by a decode-time redirect (possible when the
 //! redirect itself is a misprediction) are kept in a replay queue and fetched again.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 use events::{CycleEvents, FetchStall, HeadCause, Squash};
 
@@ -71,6 +72,10 @@ struct Uop {
     prev: [u64; 2],
     done: u64,
     tlb_until: u64,
+    /// A load that could not start (no MSHR or walker) is not retried while the
+    /// memory epoch is `blk_epoch` and the cycle is before `blk_until`.
+    blk_epoch: u64,
+    blk_until: u64,
     /// The committed-path record (for replay after a decode redirect).
     instr: Instr,
 }
@@ -90,6 +95,8 @@ impl Uop {
 #[derive(Clone, Debug)]
 struct Geo {
     rob: u64,
+    /// `rob - 1` when `rob` is a power of two (slot = seq & mask), else 0.
+    rob_mask: u64,
     lsq: u32,
     fetch_w: u32,
     decode_w: u32,
@@ -165,7 +172,17 @@ pub struct Core<S: InstrSource> {
     rob: Vec<Uop>,
     head: u64,
     tail: u64,
-    iq: Vec<u64>,
+    /// Instructions in the ROB whose source operands are all available (they
+    /// issue oldest first), one bit per ROB slot.
+    ready: Vec<u64>,
+    /// Per ROB slot: source operands still waiting for their producer.
+    waiting: Vec<u8>,
+    /// Per ROB slot: sequence numbers of the dispatched consumers waiting for the
+    /// instruction in that slot (ascending).
+    deps: Vec<Vec<u64>>,
+    /// (completion cycle, sequence number) of issued producers whose waiting
+    /// consumers have not been woken yet, earliest first.
+    wake: BinaryHeap<Reverse<(u64, u64)>>,
     lsq: u32,
     producer: [u64; 256],
     resolve: Option<(u64, u64)>,
@@ -196,6 +213,11 @@ impl<S: InstrSource> Core<S> {
         };
         let g = Geo {
             rob: c.rob_entries as u64,
+            rob_mask: if c.rob_entries.is_power_of_two() {
+                c.rob_entries as u64 - 1
+            } else {
+                0
+            },
             lsq: c.lsq_entries,
             fetch_w: c.fetch_width,
             decode_w: c.decode_width,
@@ -253,6 +275,8 @@ impl<S: InstrSource> Core<S> {
             prev: [NONE; 2],
             done: NONE,
             tlb_until: 0,
+            blk_epoch: 0,
+            blk_until: 0,
             instr: Instr {
                 pc: 0,
                 size: 4,
@@ -298,7 +322,10 @@ impl<S: InstrSource> Core<S> {
             rob: vec![empty; g.rob as usize],
             head: 0,
             tail: 0,
-            iq: Vec::with_capacity(g.rob as usize),
+            ready: vec![0; (g.rob as usize).div_ceil(64)],
+            waiting: vec![0; g.rob as usize],
+            deps: (0..g.rob).map(|_| Vec::with_capacity(8)).collect(),
+            wake: BinaryHeap::with_capacity(2 * g.rob as usize),
             lsq: 0,
             producer: [NONE; 256],
             resolve: None,
@@ -317,6 +344,16 @@ impl<S: InstrSource> Core<S> {
             core.fetch_pc = i.pc;
         }
         Ok(core)
+    }
+
+    /// The ROB slot of sequence number `seq`.
+    #[inline(always)]
+    fn slot(&self, seq: u64) -> usize {
+        (if self.g.rob_mask != 0 {
+            seq & self.g.rob_mask
+        } else {
+            seq % self.g.rob
+        }) as usize
     }
 
     /// Instructions to commit with `count_enable` off before counting starts.
@@ -416,8 +453,8 @@ impl<S: InstrSource> Core<S> {
     fn retire(&mut self, counting: bool) {
         let mut n = 0u32;
         while n < self.g.retire_w && self.head < self.tail {
-            let i = (self.head % self.g.rob) as usize;
-            let u = self.rob[i];
+            let i = self.slot(self.head);
+            let u = &self.rob[i];
             // a mispredicted branch commits only after its squash (execute, a later cycle)
             if u.done > self.now || self.resolve.is_some_and(|(s, _)| s == self.head) {
                 break;
@@ -469,7 +506,7 @@ impl<S: InstrSource> Core<S> {
         self.ev.head = if n > 0 || self.head == self.tail {
             HeadCause::None
         } else {
-            self.head_cause(&self.rob[(self.head % self.g.rob) as usize])
+            self.head_cause(&self.rob[self.slot(self.head)])
         };
     }
 
@@ -497,46 +534,116 @@ impl<S: InstrSource> Core<S> {
     // --------------------------------------------------------------- execute
 
     fn execute(&mut self, counting: bool) {
+        // wake-ups first: the producers whose events remain have not completed, so
+        // they are still in the ROB, where a squash can find their consumers
+        self.wake_consumers();
         if let Some((seq, t)) = self.resolve {
             if t <= self.now {
                 self.resolve = None;
                 self.squash_after(seq, counting);
             }
         }
-        let mut issued = 0;
-        let mut k = 0;
-        let mut w = 0;
-        while k < self.iq.len() {
-            let seq = self.iq[k];
-            k += 1;
-            if issued < self.g.issue_w && self.ready(seq) && self.issue(seq, counting) {
-                issued += 1;
-                continue;
-            }
-            self.iq[w] = seq;
-            w += 1;
+        if self.ready.iter().all(|&w| w == 0) {
+            return;
         }
-        self.iq.truncate(w);
+        // oldest first: ROB slots from the head's to the end, then from 0 to it
+        let h = self.slot(self.head);
+        let base = self.head - h as u64;
+        let (hw, hb) = (h >> 6, h & 63);
+        let nw = self.ready.len();
+        let mut issued = 0;
+        let low = (1u64 << hb) - 1;
+        // visit j: word (hw + j) mod nw, masked to the slots at or after the head's in
+        // the first visit and before it in the last (visit nw)
+        let mut j = 0;
+        while j <= nw {
+            let (mut w, mut off) = (hw + j, base);
+            if w >= nw {
+                w -= nw;
+                off += self.g.rob;
+            }
+            let mask = if j == 0 {
+                !low
+            } else if j == nw {
+                low
+            } else {
+                !0
+            };
+            j += 1;
+            let mut bits = self.ready[w] & mask;
+            while bits != 0 {
+                let slot = (w << 6) | bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if self.issue(off + slot as u64, counting) {
+                    self.ready[w] &= !(1u64 << (slot & 63));
+                    issued += 1;
+                    if issued == self.g.issue_w {
+                        return;
+                    }
+                }
+            }
+        }
     }
 
     #[inline]
-    fn ready(&self, seq: u64) -> bool {
-        let u = &self.rob[(seq % self.g.rob) as usize];
-        u.src_prod.iter().all(|&p| {
-            p == NONE || p < self.head || self.rob[(p % self.g.rob) as usize].done <= self.now
-        })
+    fn set_ready(&mut self, seq: u64) {
+        let slot = self.slot(seq);
+        self.ready[slot >> 6] |= 1u64 << (slot & 63);
+    }
+
+    /// Producers completing by now make their waiting consumers' operands available
+    /// (a consumer issues no earlier than its producers' completion cycle).
+    fn wake_consumers(&mut self) {
+        while let Some(&Reverse((t, p))) = self.wake.peek() {
+            if t > self.now {
+                break;
+            }
+            self.wake.pop();
+            let slot = self.slot(p);
+            let mut d = std::mem::take(&mut self.deps[slot]);
+            for &c in &d {
+                let cs = self.slot(c);
+                debug_assert!(c < self.tail && self.waiting[cs] > 0, "stale consumer {c}");
+                self.waiting[cs] -= 1;
+                if self.waiting[cs] == 0 {
+                    self.set_ready(c);
+                }
+            }
+            d.clear();
+            self.deps[slot] = d;
+        }
     }
 
     /// Issue `seq`; false if it cannot issue this cycle (no MSHR or page walker).
     fn issue(&mut self, seq: u64, counting: bool) -> bool {
-        let i = (seq % self.g.rob) as usize;
-        let u = self.rob[i];
+        let i = self.slot(seq);
+        let u = &self.rob[i];
         let now = self.now;
         let (done, tlb_until, level, miss) = match u.class {
-            OpClass::Load | OpClass::Store if u.addr != 0 => match self.data_access(&u, counting) {
-                Some(r) => r,
-                None => return false,
-            },
+            OpClass::Load | OpClass::Store if u.addr != 0 => {
+                // a blocked access stays blocked until a fill changes the D-TLB, L1D
+                // or L2 contents or an MSHR or walker frees (skipping the retry is
+                // exact: a failed attempt changes nothing)
+                if u.blk_epoch == self.mem_epoch() && now < u.blk_until {
+                    return false;
+                }
+                let (pc, addr, store) = (u.pc, u.addr, u.is_store);
+                match self.data_access(pc, addr, store, counting) {
+                    Some(r) => r,
+                    None => {
+                        let e = self.mem_epoch();
+                        let t = self
+                            .dtlb
+                            .next_release(now)
+                            .min(self.l1d.next_release(now))
+                            .min(self.l2.next_release(now));
+                        let u = &mut self.rob[i];
+                        u.blk_epoch = e;
+                        u.blk_until = t;
+                        return false;
+                    }
+                }
+            }
             c => (now + self.g.lat[class_idx(c)] as u64, now, Level::Hit, 0),
         };
         let u = &mut self.rob[i];
@@ -544,6 +651,10 @@ impl<S: InstrSource> Core<S> {
         u.tlb_until = tlb_until;
         u.level = level;
         u.miss |= miss;
+        debug_assert!(done > now, "every latency is at least one cycle");
+        if u.dsts != [0; 2] {
+            self.wake.push(Reverse((done, seq)));
+        }
         if u.longlat && counting {
             self.stats.all.longlat += 1;
             self.stats.all.longlat_cycles += self.g.lat[class_idx(u.class)] as u64 - 1;
@@ -554,12 +665,22 @@ impl<S: InstrSource> Core<S> {
         true
     }
 
+    /// Changes whenever the D-TLB, L1D or L2 contents change (a fill).
+    #[inline]
+    fn mem_epoch(&self) -> u64 {
+        self.dtlb.fills() + self.l1d.fills() + self.l2.fills()
+    }
+
     /// A load or store: D-TLB, then L1D, L2, memory. Returns (done, tlb_until,
     /// level waited on, miss bits) or `None` when a needed MSHR or walker is busy.
-    fn data_access(&mut self, u: &Uop, counting: bool) -> Option<(u64, u64, Level, u8)> {
+    fn data_access(
+        &mut self,
+        pc: u64,
+        addr: u64,
+        store: bool,
+        counting: bool,
+    ) -> Option<(u64, u64, Level, u8)> {
         let now = self.now;
-        let addr = u.addr;
-        let store = u.is_store;
         let mut miss = 0u8;
         // resources first, so that a load that cannot start changes nothing
         let tlb_miss = !self.ideal.dtlb && self.dtlb.probe(addr) == Lookup::Miss;
@@ -608,7 +729,7 @@ impl<S: InstrSource> Core<S> {
                 }
             };
             if !store && self.pf.enabled() {
-                self.prefetch(u.pc, addr, look == Lookup::Miss, first_use);
+                self.prefetch(pc, addr, look == Lookup::Miss, first_use);
             }
             r
         };
@@ -626,11 +747,22 @@ impl<S: InstrSource> Core<S> {
         Some((done, t0, level, miss))
     }
 
+    /// An idealised L2 access (`ideal.l2d`/`ideal.l2i`): it hits, but the L2
+    /// contents change as in a real access (a missing line is installed, without an
+    /// MSHR), so that idealising one side of the unified L2 does not change what
+    /// the other side finds there.
+    fn l2_touch(&mut self, addr: u64, ready: u64) {
+        if self.l2.access(addr).0 == Lookup::Miss {
+            self.l2.fill(addr, ready, Level::Next, false);
+        }
+    }
+
     /// An L1 miss reaching the L2 at `t`: returns the arrival cycle at L1 and the
     /// level it comes from; allocates an L2 MSHR on an L2 miss.
     fn l2_access(&mut self, addr: u64, t: u64, miss: &mut u8) -> (u64, Level) {
         let hit_at = t + self.g.l2_lat;
         if self.ideal.l2d {
+            self.l2_touch(addr, hit_at);
             return (hit_at, Level::Next);
         }
         match self.l2.access(addr).0 {
@@ -661,6 +793,7 @@ impl<S: InstrSource> Core<S> {
             }
             let t = now + self.g.l1d_lat + self.g.l2_lat;
             let (arr, lvl) = if self.ideal.l2d {
+                self.l2_touch(a, t);
                 (t, Level::Next)
             } else {
                 match self.l2.access(a).0 {
@@ -688,7 +821,7 @@ impl<S: InstrSource> Core<S> {
         let mut branches = 0;
         while self.tail > seq + 1 {
             self.tail -= 1;
-            let u = self.rob[(self.tail % self.g.rob) as usize];
+            let u = self.rob[self.slot(self.tail)];
             debug_assert!(u.wp);
             for k in (0..2).rev() {
                 if u.dsts[k] != 0 {
@@ -697,10 +830,21 @@ impl<S: InstrSource> Core<S> {
             }
             branches += u.kind.is_some() as u32;
             self.lsq -= u.is_mem() as u32;
+            let slot = self.slot(self.tail);
+            self.ready[slot >> 6] &= !(1u64 << (slot & 63));
+            self.waiting[slot] = 0;
+            self.deps[slot].clear();
         }
-        while self.iq.last().is_some_and(|&s| s > seq) {
-            self.iq.pop();
+        // the survivors forget their squashed consumers; squashed producers wake nobody
+        // (every producer with a pending wake-up is in the ROB: see `execute`)
+        for s in self.head..=seq {
+            let i = self.slot(s);
+            let d = &mut self.deps[i];
+            while d.last().is_some_and(|&c| c > seq) {
+                d.pop();
+            }
         }
+        self.wake.retain(|&Reverse((_, p))| p <= seq);
         for u in self.fq.drain(..) {
             debug_assert!(u.wp);
             branches += u.kind.is_some() as u32;
@@ -708,7 +852,7 @@ impl<S: InstrSource> Core<S> {
         self.decoded = 0;
         self.branches_in_flight -= branches;
         self.squashed_pending += branches;
-        let b = self.rob[(seq % self.g.rob) as usize];
+        let b = self.rob[self.slot(seq)];
         self.repair_prediction_state(&b, b.actual_next);
         self.fetch_pc = b.actual_next;
         self.wp = false;
@@ -762,13 +906,21 @@ impl<S: InstrSource> Core<S> {
             let mut u = self.fq.pop_front().expect("decoded entry");
             self.decoded -= 1;
             let seq = self.tail;
+            let mut waiting = 0u8;
             for k in 0..4 {
                 let r = u.srcs[k];
-                u.src_prod[k] = if r == 0 {
+                let p = if r == 0 {
                     NONE
                 } else {
                     self.producer[r as usize]
                 };
+                u.src_prod[k] = p;
+                // a producer still in the ROB and not complete: wait for its wake-up
+                if p != NONE && p >= self.head && self.rob[self.slot(p)].done > self.now {
+                    let i = self.slot(p);
+                    self.deps[i].push(seq);
+                    waiting += 1;
+                }
             }
             for k in 0..2 {
                 let d = u.dsts[k];
@@ -788,9 +940,15 @@ impl<S: InstrSource> Core<S> {
             if counting && u.wp {
                 self.stats.wrong_path_dispatched += 1;
             }
-            self.rob[(seq % self.g.rob) as usize] = u;
+            let i = self.slot(seq);
+            self.rob[i] = u;
             self.tail += 1;
-            self.iq.push(seq);
+            let slot = self.slot(seq);
+            self.waiting[slot] = waiting;
+            self.deps[slot].clear();
+            if waiting == 0 {
+                self.set_ready(seq);
+            }
             n += 1;
         }
         self.ev.dispatched = n;
@@ -915,6 +1073,7 @@ impl<S: InstrSource> Core<S> {
                     miss |= M_L1I;
                     let hit_at = t + self.g.l2_lat;
                     let (arr, lvl) = if self.ideal.l2i {
+                        self.l2_touch(pc, hit_at);
                         (hit_at, Level::Next)
                     } else {
                         match self.l2.access(pc).0 {
@@ -966,8 +1125,11 @@ impl<S: InstrSource> Core<S> {
         if self.fe_blocked || self.fq.len() >= self.g.fq_cap {
             return Ok(());
         }
-        if !self.wp && self.next_committed()?.is_none() {
-            return Ok(());
+        if !self.wp && self.replay.is_empty() {
+            self.peek()?;
+            if self.peeked.is_none() {
+                return Ok(());
+            }
         }
         let line = self.fetch_pc >> self.g.line_shift;
         if line != self.fline_ok {
@@ -1081,6 +1243,8 @@ impl<S: InstrSource> Core<S> {
             prev: [NONE; 2],
             done: NONE,
             tlb_until: 0,
+            blk_epoch: 0,
+            blk_until: 0,
             instr: i,
         }
     }
@@ -1161,7 +1325,9 @@ impl<S: InstrSource> Core<S> {
             self.tail - self.head,
             self.head,
             self.tail,
-            self.iq.len(),
+            (self.head..self.tail)
+                .filter(|&q| self.rob[self.slot(q)].done == NONE)
+                .count(),
             self.lsq,
             self.fq.len(),
             self.decoded,
@@ -1174,7 +1340,7 @@ impl<S: InstrSource> Core<S> {
             self.src_done
         );
         for seq in self.head..self.tail.min(self.head + 8) {
-            let u = &self.rob[(seq % self.g.rob) as usize];
+            let u = &self.rob[self.slot(seq)];
             let _ = writeln!(
                 s,
                 "  rob seq {seq} pc {:#x} {:?} wp {} done {} tlb_until {} level {:?} srcs {:?}",
