@@ -234,6 +234,7 @@ fn simulate_core<S: sim::InstrSource>(
 ) -> Result<RunReport> {
     let params = cfg.unit_params();
     core.set_warmup(args.warmup);
+    core.set_limit(args.instructions);
     let mut slots = Vec::new();
     for v in args.variant.list() {
         let p = params.with_variant(v);
@@ -279,7 +280,7 @@ fn simulate_core<S: sim::InstrSource>(
                 let b = indicatif::ProgressBar::new(total);
                 b.set_style(
                     indicatif::ProgressStyle::with_template(
-                        "{msg} [{bar:40}] {pos}/{len} instructions ({per_sec}, eta {eta})",
+                        "{msg} [{bar:40}] {human_pos}/{human_len} instructions ({eta} left)",
                     )
                     .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
                 );
