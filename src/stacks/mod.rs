@@ -23,7 +23,10 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 pub use accounting::{Overlap, Power5, UnitConsumer};
-pub use output::write_all;
+pub use output::{
+    check_dir, penalties_csv, stacks_csv, text as text_table, write_all, xml_well_formed,
+    PENALTIES_CSV_HEADER, STACKS_CSV_HEADER,
+};
 
 /// A CPI-stack component.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -342,11 +345,15 @@ pub struct Report {
     pub summary_workloads: BTreeMap<String, Summary>,
     /// Over the traces only.
     pub summary_traces: BTreeMap<String, Summary>,
+    /// Simulations run (real and idealised).
+    pub runs: usize,
     pub seconds: f64,
 }
 
 /// Average and maximum error per compared method over `studies` (empty if none).
-pub fn summarise<'a>(studies: impl Iterator<Item = &'a Study> + Clone) -> BTreeMap<String, Summary> {
+pub fn summarise<'a>(
+    studies: impl Iterator<Item = &'a Study> + Clone,
+) -> BTreeMap<String, Summary> {
     let mut out = BTreeMap::new();
     if studies.clone().next().is_none() {
         return out;
@@ -522,7 +529,10 @@ fn study(
             overlap_cycles: o.overlap,
             fraction: o.fraction(),
         },
-        ideal_runs: ideal.iter().map(|(&m, &(c, _))| (ideal_name(m), c)).collect(),
+        ideal_runs: ideal
+            .iter()
+            .map(|(&m, &(c, _))| (ideal_name(m), c))
+            .collect(),
         stats: st.clone(),
     })
 }
@@ -569,7 +579,12 @@ pub fn run_study(
             .map(|j| {
                 let src = &sources[j.source];
                 let r = run_job(src, s, j.mask).with_context(|| {
-                    format!("{} {} (ideal: {})", src.kind(), src.name(), ideal_name(j.mask))
+                    format!(
+                        "{} {} (ideal: {})",
+                        src.kind(),
+                        src.name(),
+                        ideal_name(j.mask)
+                    )
                 });
                 let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                 progress(n, total);
@@ -603,6 +618,7 @@ pub fn run_study(
         summary_workloads: summarise(studies.iter().filter(|x| x.kind == "workload")),
         summary_traces: summarise(studies.iter().filter(|x| x.kind == "trace")),
         studies,
+        runs: total,
         seconds: start.elapsed().as_secs_f64(),
     })
 }
@@ -631,6 +647,9 @@ pub struct StacksArgs {
     /// Runs in parallel (default: one per core).
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// Run nothing: check that `--out` holds a complete, well-formed set of outputs.
+    #[arg(long)]
+    pub check_only: bool,
     #[command(flatten)]
     pub machine: crate::run::MachineArgs,
 }
@@ -668,6 +687,11 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
 
 /// `cpistack stacks`.
 pub fn cmd(args: &StacksArgs) -> Result<()> {
+    if args.check_only {
+        check_dir(&args.out)?;
+        println!("{}: complete and well-formed", args.out.display());
+        return Ok(());
+    }
     let cfg = args.machine.build()?;
     let srcs = sources(args)?;
     if args.instructions == 0 {
@@ -699,10 +723,11 @@ pub fn cmd(args: &StacksArgs) -> Result<()> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     write_all(&report, &args.out)?;
+    check_dir(&args.out)?;
     print!("{}", output::text(&report));
     eprintln!(
         "{} runs in {:.1} s; wrote stacks.csv, stacks.json, stacks.svg, errors.svg, penalties.csv, penalties.svg, index.html to {}",
-        report.studies.len() * 13,
+        report.runs,
         report.seconds,
         args.out.display()
     );

@@ -15,7 +15,11 @@ fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
 /// Write every output file into `dir` (which must exist).
 pub fn write_all(r: &Report, dir: &Path) -> Result<()> {
     write(dir, "stacks.csv", &stacks_csv(r))?;
-    write(dir, "stacks.json", &(serde_json::to_string_pretty(r)? + "\n"))?;
+    write(
+        dir,
+        "stacks.json",
+        &(serde_json::to_string_pretty(r)? + "\n"),
+    )?;
     write(dir, "penalties.csv", &penalties_csv(r))?;
     write(dir, "stacks.svg", &super::output::svg::stacks(r))?;
     write(dir, "errors.svg", &svg::errors(r))?;
@@ -127,13 +131,13 @@ pub fn text(r: &Report) -> String {
     );
     let _ = write!(s, "{:<18} {:>6} ", "workload", "CPI");
     for c in COMPONENTS {
-        let _ = write!(s, "{c:>7}");
+        let _ = write!(s, "{c:>8}");
     }
     let _ = writeln!(s, " {:>6}", "ovl%");
     for st in &r.studies {
         let _ = write!(s, "{:<18} {:>6.3} ", st.name, st.cpi);
         for k in 0..NCOMP {
-            let _ = write!(s, "{:>7.1}", st.share("reference", comp_of(k)));
+            let _ = write!(s, "{:>8.1}", st.share("reference", comp_of(k)));
         }
         let _ = writeln!(s, " {:>6.2}", 100.0 * st.overlap.fraction);
     }
@@ -158,7 +162,9 @@ pub fn text(r: &Report) -> String {
         ("traces", &r.summary_traces),
         ("all", &r.summary),
     ] {
-        if sum.is_empty() || (label == "all" && (r.summary_traces.is_empty() || r.summary_workloads.is_empty())) {
+        if sum.is_empty()
+            || (label == "all" && (r.summary_traces.is_empty() || r.summary_workloads.is_empty()))
+        {
             continue;
         }
         for (what, avg) in [("avg", true), ("max", false)] {
@@ -289,8 +295,8 @@ pub mod svg {
 
     /// Fixed colour per component (base, l1i, l2i, itlb, bpred, l1d, l2d, dtlb, longlat).
     pub const COLOURS: [&str; NCOMP] = [
-        "#b0b0b0", "#6baed6", "#2171b5", "#08306b", "#fd8d3c", "#a1d99b", "#31a354",
-        "#006d2c", "#9e9ac8",
+        "#b0b0b0", "#6baed6", "#2171b5", "#08306b", "#fd8d3c", "#a1d99b", "#31a354", "#006d2c",
+        "#9e9ac8",
     ];
     /// Fixed colour per method (in [`METHODS`] order).
     pub const METHOD_COLOURS: [&str; 7] = [
@@ -324,7 +330,7 @@ pub mod svg {
         let left = 50.0;
         let top = 40.0;
         let ph = 320.0; // 100 % in pixels
-        // room below zero for negative bases, above 100 % for overshooting stacks
+                        // room below zero for negative bases, above 100 % for overshooting stacks
         let (mut lo, mut hi) = (0.0f64, 100.0f64);
         for st in &r.studies {
             for m in METHODS {
@@ -542,7 +548,8 @@ pub mod svg {
     /// Figures 4, 6, 9 and Table 1: three panels of penalty per event, one of overlap.
     pub fn penalties(r: &Report) -> String {
         let names: Vec<String> = r.studies.iter().map(|s| s.name.clone()).collect();
-        let panels: [(&str, fn(&super::super::Penalties) -> Option<f64>); 3] = [
+        type Pick = fn(&super::super::Penalties) -> Option<f64>;
+        let panels: [(&str, Pick); 3] = [
             ("Cycles per L1 I-miss (Figure 4)", |p| p.l1i),
             ("Cycles per misprediction (Figure 6)", |p| p.bpred),
             ("Cycles per L2 D-miss (Figure 9)", |p| p.l2d),
@@ -598,4 +605,151 @@ pub mod svg {
         };
         (attr("width"), attr("height"))
     }
+}
+
+/// Check that `dir` holds a complete, well-formed set of outputs: the CSV columns
+/// and row counts, the JSON summary keys, every SVG well-formed XML with an `svg`
+/// root, and the HTML page referencing the charts.
+pub fn check_dir(dir: &Path) -> Result<()> {
+    use anyhow::{bail, ensure};
+    let read = |n: &str| {
+        let p = dir.join(n);
+        std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
+    };
+    let json: serde_json::Value =
+        serde_json::from_str(&read("stacks.json")?).context("stacks.json: not JSON")?;
+    let studies = json["studies"]
+        .as_array()
+        .context("stacks.json: no `studies` array")?
+        .len();
+    ensure!(studies > 0, "stacks.json: no studies");
+    for m in COMPARED {
+        for k in ["avg_error_pp", "max_error_pp"] {
+            ensure!(
+                json["summary"][m][k].is_number(),
+                "stacks.json: summary.{m}.{k} missing"
+            );
+        }
+    }
+    for (file, header, rows) in [
+        (
+            "stacks.csv",
+            STACKS_CSV_HEADER,
+            studies * METHODS.len() * NCOMP,
+        ),
+        (
+            "penalties.csv",
+            PENALTIES_CSV_HEADER,
+            studies * METHODS.len(),
+        ),
+    ] {
+        let text = read(file)?;
+        let mut lines = text.lines();
+        ensure!(lines.next() == Some(header), "{file}: wrong header");
+        let cols = header.split(',').count();
+        let mut n = 0;
+        for (i, l) in lines.enumerate() {
+            ensure!(
+                l.split(',').count() == cols,
+                "{file} line {}: {} columns, expected {cols}",
+                i + 2,
+                l.split(',').count()
+            );
+            n += 1;
+        }
+        ensure!(n == rows, "{file}: {n} rows, expected {rows}");
+    }
+    for file in ["stacks.svg", "errors.svg", "penalties.svg"] {
+        let text = read(file)?;
+        if let Err(e) = xml_well_formed(&text) {
+            bail!("{file}: not well-formed XML: {e}");
+        }
+        ensure!(
+            text.trim_start().starts_with("<svg"),
+            "{file}: root is not <svg>"
+        );
+    }
+    let html = read("index.html")?;
+    for needle in [
+        "<!DOCTYPE html>",
+        "stacks.svg",
+        "errors.svg",
+        "penalties.svg",
+        "</html>",
+    ] {
+        ensure!(html.contains(needle), "index.html: `{needle}` missing");
+    }
+    Ok(())
+}
+
+/// A small well-formedness check of XML without DTDs: tags nest and close,
+/// attribute values are quoted, `&` starts an entity.
+pub fn xml_well_formed(s: &str) -> std::result::Result<(), String> {
+    let b = s.as_bytes();
+    let mut stack: Vec<&str> = Vec::new();
+    let mut i = 0;
+    let mut roots = 0;
+    while i < b.len() {
+        match b[i] {
+            b'<' => {
+                let end = s[i..]
+                    .find('>')
+                    .ok_or(format!("unclosed tag at byte {i}"))?
+                    + i;
+                let tag = &s[i + 1..end];
+                if let Some(name) = tag.strip_prefix('/') {
+                    let open = stack.pop().ok_or(format!("stray </{name}> at byte {i}"))?;
+                    if open != name.trim() {
+                        return Err(format!("<{open}> closed by </{name}> at byte {i}"));
+                    }
+                } else if tag.starts_with('?') || tag.starts_with('!') {
+                } else {
+                    let self_closing = tag.ends_with('/');
+                    let body = tag.trim_end_matches('/');
+                    let name = body.split_whitespace().next().unwrap_or("");
+                    if name.is_empty() {
+                        return Err(format!("empty tag at byte {i}"));
+                    }
+                    // attributes: name="value" pairs
+                    let mut rest = body[name.len()..].trim();
+                    while !rest.is_empty() {
+                        let eq = rest
+                            .find('=')
+                            .ok_or(format!("attribute without value in <{name}>"))?;
+                        let after = rest[eq + 1..].trim_start();
+                        let q = after.chars().next().ok_or("attribute value missing")?;
+                        if q != '"' && q != '\'' {
+                            return Err(format!("unquoted attribute in <{name}>"));
+                        }
+                        let close = after[1..]
+                            .find(q)
+                            .ok_or(format!("unterminated attribute in <{name}>"))?;
+                        rest = after[close + 2..].trim_start();
+                    }
+                    if stack.is_empty() {
+                        roots += 1;
+                    }
+                    if !self_closing {
+                        stack.push(name);
+                    }
+                }
+                i = end + 1;
+            }
+            b'&' => {
+                let semi = s[i..].find(';').ok_or(format!("bare & at byte {i}"))?;
+                if semi > 10 {
+                    return Err(format!("bare & at byte {i}"));
+                }
+                i += semi + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    if let Some(open) = stack.pop() {
+        return Err(format!("<{open}> never closed"));
+    }
+    if roots != 1 {
+        return Err(format!("{roots} root elements"));
+    }
+    Ok(())
 }

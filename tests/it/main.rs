@@ -2,5 +2,6 @@ mod props;
 mod rules;
 mod scenarios;
 mod sim;
+mod stacks;
 mod traces;
 mod waves;
