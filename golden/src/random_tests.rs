@@ -277,3 +277,45 @@ fn perturb(ev: &CycleEvents, rng: &mut impl Rng) -> CycleEvents {
     }
     m
 }
+
+/// The checker's read-outs agree with the plain ones every cycle: `rows_packed`
+/// with `for_each_row` (packed), `imiss_live_words` with `imiss_bit` over the
+/// live ROB entries.
+#[test]
+fn packed_readouts_match_the_plain_ones() {
+    use events::{PackedRow, RowView, META_DONE, META_MISPREDICT};
+    for (i, p) in param_sets().into_iter().enumerate() {
+        let seed = 31 + i as u64;
+        let mut u = Unit::new(p).unwrap();
+        let mut packed = vec![PackedRow::default(); p.fmt_rows as usize];
+        let mut words = vec![u64::MAX; (p.rob_entries as usize).div_ceil(64)];
+        let (mut saw_imiss, mut saw_flags) = (false, false);
+        for (c, ev) in Generator::new(p, GenConfig::stress(), seed)
+            .take(3000)
+            .enumerate()
+        {
+            u.step(&ev);
+            let view = u.view();
+            assert_eq!(view.error, None, "seed {seed}");
+            let n = u.rows_packed(&mut packed);
+            let mut plain = Vec::new();
+            u.for_each_row(&mut |_, r| plain.push(RowView::pack(&r)));
+            assert_eq!(&packed[..n], &plain[..], "seed {seed} {p:?} cycle {c}");
+            u.imiss_live_words(&mut words);
+            let mut want = vec![0u64; words.len()];
+            for k in 0..view.rob_count {
+                let id = (view.rob_head + k) % p.rob_entries;
+                if u.imiss_bit(id as u16) {
+                    want[id as usize / 64] |= 1 << (id % 64);
+                }
+            }
+            assert_eq!(words, want, "seed {seed} {p:?} cycle {c}");
+            saw_imiss |= want.iter().any(|&w| w != 0);
+            saw_flags |= plain
+                .iter()
+                .any(|r| r[1] & (META_MISPREDICT | META_DONE) != 0);
+        }
+        assert!(saw_flags, "seed {seed} {p:?}: stream too tame");
+        assert_eq!(saw_imiss, p.variant == Variant::Sfmt, "seed {seed} {p:?}");
+    }
+}
