@@ -4,7 +4,7 @@ BIN   := target/release/cpistack
 # The shared ChampSim traces live beside the repository.
 TRACES ?= ../shared/traces
 
-.PHONY: all build release demo verify lint fmt test smoke bench clean waves screenshot
+.PHONY: all build release demo verify lint fmt test smoke bench clean waves screenshot stacks-smoke paper
 
 all: build
 
@@ -20,7 +20,7 @@ demo: release
 	$(BIN) run --workload server --instructions 1000000 --check
 
 ## verify: the regression (what CI runs).
-verify: lint test smoke
+verify: lint test smoke stacks-smoke
 	@echo "make verify: all checks passed"
 
 lint:
@@ -74,3 +74,17 @@ screenshot: waves
 
 clean:
 	$(CARGO) clean
+
+## stacks-smoke: `cpistack stacks` end to end on a few workloads and few
+## instructions, then the output checker (CSV columns, JSON summary, SVG XML, HTML).
+stacks-smoke: release
+	$(BIN) stacks --workloads balanced,icache,mlp,branchy --instructions 40000 --warmup 20000 --out target/stacks-smoke > /dev/null
+	$(BIN) stacks --check-only --out target/stacks-smoke
+	! $(BIN) stacks --workloads nosuch --out target/stacks-smoke 2>/dev/null
+
+## paper: the paper's evaluation (section 5.2, Figures 4, 6, 9, 11, 12, Table 1)
+## on the whole synthetic suite and both shared ChampSim traces into report/:
+## 3 M instructions after 1 M of warm-up per run, 13 runs per workload or trace
+## (about 5 minutes on a 2-core machine).
+paper: release
+	$(BIN) stacks --workloads all --traces $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz,$(TRACES)/sqlite3_x86_skip100M_13M.champsimtrace.xz --instructions 3000000 --warmup 1000000 --out report
