@@ -191,6 +191,8 @@ pub struct Core<S: InstrSource> {
     // accounting
     ev: CycleEvents,
     warmup: u64,
+    /// Commits with counting on stop at this many (`u64::MAX`: no limit).
+    limit: u64,
     committed: u64,
     counted_retired: u64,
     last_commit: u64,
@@ -333,6 +335,7 @@ impl<S: InstrSource> Core<S> {
             squashed_pending: 0,
             ev: CycleEvents::default(),
             warmup: 0,
+            limit: u64::MAX,
             committed: 0,
             counted_retired: 0,
             last_commit: 0,
@@ -359,6 +362,18 @@ impl<S: InstrSource> Core<S> {
     /// Instructions to commit with `count_enable` off before counting starts.
     pub fn set_warmup(&mut self, n: u64) {
         self.warmup = n;
+    }
+
+    /// Commit exactly `n` instructions with counting on, then stop committing: the
+    /// cycle that reaches `n` retires only up to it (as the warm-up's last cycle
+    /// retires only up to the warm-up), so a run of `n` measures exactly `n`.
+    pub fn set_limit(&mut self, n: u64) {
+        self.limit = n;
+    }
+
+    /// Whether the limit set with [`set_limit`](Self::set_limit) has been reached.
+    pub fn limit_reached(&self) -> bool {
+        self.counted_retired >= self.limit
     }
 
     /// The current cycle (cycles simulated so far).
@@ -421,7 +436,10 @@ impl<S: InstrSource> Core<S> {
         self.fetch(counting)?;
         self.branches_in_flight_end_of_cycle();
         self.now += 1;
-        if self.now - self.last_commit > self.g.watchdog && !self.finished() {
+        if self.now - self.last_commit > self.g.watchdog
+            && !self.finished()
+            && !self.limit_reached()
+        {
             return Err(SimError::Stuck(self.dump()));
         }
         Ok(&self.ev)
@@ -439,6 +457,7 @@ impl<S: InstrSource> Core<S> {
         instructions: u64,
         consumers: &mut [&mut dyn events::Consumer],
     ) -> Result<(), SimError> {
+        self.limit = instructions;
         while self.counted_retired < instructions && !self.finished() {
             let ev = *self.step()?;
             for c in consumers.iter_mut() {
@@ -451,8 +470,15 @@ impl<S: InstrSource> Core<S> {
     // ---------------------------------------------------------------- retire
 
     fn retire(&mut self, counting: bool) {
+        // the warm-up ends, and the measurement stops, at exactly their counts
+        let budget = if counting {
+            self.limit - self.counted_retired.min(self.limit)
+        } else {
+            self.warmup - self.committed
+        };
+        let width = (self.g.retire_w as u64).min(budget) as u32;
         let mut n = 0u32;
-        while n < self.g.retire_w && self.head < self.tail {
+        while n < width && self.head < self.tail {
             let i = self.slot(self.head);
             let u = &self.rob[i];
             // a mispredicted branch commits only after its squash (execute, a later cycle)
