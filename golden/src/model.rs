@@ -614,9 +614,13 @@ impl CounterUnit for Unit {
 
     fn view(&self) -> UnitView {
         let mut counters = Counters::default();
+        // `global_mask < 2^64`: a total passed it iff its high half is not zero
+        // or its low half is above it.
+        let gm = self.global_mask as u64;
         for (i, total) in self.totals().into_iter().enumerate() {
-            counters.value[i] = (total & self.global_mask) as u64;
-            counters.overflow |= ((total > self.global_mask) as u16) << i;
+            let (lo, hi) = (total as u64, (total >> 64) as u64);
+            counters.value[i] = lo & gm;
+            counters.overflow |= (((hi != 0) | (lo > gm)) as u16) << i;
         }
         let (shared, pending_i) = if self.sfmt {
             let s = self.shared_raw().map(|v| self.sat(v));
@@ -725,7 +729,9 @@ impl CounterUnit for Unit {
         let (ob, acc) = rest.split_at_mut(b.len());
         #[inline(always)]
         fn fill(out: &mut [PackedRow], src: &[Branch], clocks: [u64; 4], max: u64, now: Stamp) {
-            for (o, b) in out.iter_mut().zip(src) {
+            let out = &mut out[..src.len()];
+            for i in 0..src.len() {
+                let (o, b) = (&mut out[i], &src[i]);
                 let raw = clocks[b.clock & 3].wrapping_sub(b.offset);
                 debug_assert_eq!(raw, b.penalty_raw(now), "{b:?}");
                 let mut p = b.packed;
