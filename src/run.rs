@@ -235,7 +235,6 @@ fn simulate_core<S: sim::InstrSource>(
     let params = cfg.unit_params();
     core.set_warmup(args.warmup);
     core.set_limit(args.instructions);
-    core.set_limit(args.instructions);
     let mut slots = Vec::new();
     for v in args.variant.list() {
         let p = params.with_variant(v);
