@@ -200,3 +200,66 @@ pub fn wave_figures(cycles: usize, reps: usize, figs: &mut Figures) -> anyhow::R
     );
     Ok(())
 }
+
+/// Instructions measured per workload by [`sim_figures`], after [`SIM_WARMUP`].
+pub const SIM_INSTRUCTIONS: u64 = 300_000;
+/// Warm-up instructions per workload in [`sim_figures`].
+pub const SIM_WARMUP: u64 = 50_000;
+/// Instructions of the trace figure, after [`SIM_WARMUP`].
+pub const SIM_TRACE_INSTRUCTIONS: u64 = 2_000_000;
+/// The trace of `sim_trace_instr_per_s`, relative to the directory beside the repository.
+pub const SIM_TRACE: &str = "shared/traces/xz6_x86_skip50M_13M.champsimtrace.xz";
+
+/// One `cpistack run` with both units attached, no `--check`; returns
+/// (instructions simulated, warm-up included; wall seconds of the whole run,
+/// program generation or trace opening included).
+fn timed_run(args: &[&str]) -> anyhow::Result<(u64, f64)> {
+    #[derive(clap::Parser)]
+    struct P {
+        #[command(flatten)]
+        run: crate::run::RunArgs,
+    }
+    let p = <P as clap::Parser>::try_parse_from(
+        ["bench", "--variant", "both"].iter().chain(args.iter()),
+    )?;
+    let t = Instant::now();
+    let r = crate::run::simulate(&p.run)?;
+    let s = t.elapsed().as_secs_f64();
+    // every instruction the core committed (warm-up included): the report's rate
+    // is committed instructions over the simulation loop's time
+    let committed = (r.instructions_per_second * r.seconds).round() as u64;
+    Ok((committed, s))
+}
+
+/// The simulator figures of issues 4 and 5: `sim_<workload>_instr_per_s` for every
+/// workload of the suite ([`SIM_INSTRUCTIONS`] after [`SIM_WARMUP`], seed 1, default
+/// machine, FMT and sFMT `hw` units attached, no `--check`), `sim_synthetic_instr_per_s`
+/// = all their instructions over all their wall time, and `sim_trace_instr_per_s` on
+/// `<repo>/../`[`SIM_TRACE`] ([`SIM_TRACE_INSTRUCTIONS`]; a note instead when the
+/// file is absent). Instructions count the warm-up too (it is simulated alike).
+pub fn sim_figures(figs: &mut Figures) -> anyhow::Result<()> {
+    let (n, w) = (SIM_INSTRUCTIONS.to_string(), SIM_WARMUP.to_string());
+    let (mut instr, mut secs) = (0u64, 0f64);
+    for name in sim::workloads::names() {
+        let (i, s) = timed_run(&["--workload", name, "--instructions", &n, "--warmup", &w])?;
+        figs.push(&format!("sim_{name}_instr_per_s"), i as f64 / s.max(1e-9));
+        instr += i;
+        secs += s;
+    }
+    figs.push("sim_synthetic_instr_per_s", instr as f64 / secs.max(1e-9));
+    let trace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(SIM_TRACE);
+    if trace.is_file() {
+        let path = trace.to_string_lossy().into_owned();
+        let n = SIM_TRACE_INSTRUCTIONS.to_string();
+        let (i, s) = timed_run(&["--trace", &path, "--instructions", &n, "--warmup", &w])?;
+        figs.push("sim_trace_instr_per_s", i as f64 / s.max(1e-9));
+    } else {
+        figs.notes.insert(
+            "sim_trace_instr_per_s".into(),
+            format!("skipped: {} not found", trace.display()),
+        );
+    }
+    Ok(())
+}

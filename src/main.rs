@@ -401,6 +401,7 @@ fn cmd_bench(a: &BenchArgs) -> Result<()> {
     let mut figs = cpistack::bench::Figures::default();
     cpistack::bench::unit_figures(a.cycles, a.reps, &mut figs)?;
     cpistack::bench::wave_figures(a.cycles, a.reps, &mut figs)?;
+    cpistack::bench::sim_figures(&mut figs)?;
     if a.json {
         println!("{}", serde_json::to_string(&figs.json())?);
     } else {
