@@ -129,13 +129,13 @@ pub fn text(r: &Report) -> String {
         "CPI stacks: {} instructions after {} of warm-up per run; shares of the real run's cycles (%), reference = standard order",
         r.instructions, r.warmup
     );
-    let _ = write!(s, "{:<18} {:>6} ", "workload", "CPI");
+    let _ = write!(s, "{:<24} {:>6} ", "workload", "CPI");
     for c in COMPONENTS {
         let _ = write!(s, "{c:>8}");
     }
     let _ = writeln!(s, " {:>6}", "ovl%");
     for st in &r.studies {
-        let _ = write!(s, "{:<18} {:>6.3} ", st.name, st.cpi);
+        let _ = write!(s, "{:<24} {:>6.3} ", st.name, st.cpi);
         for k in 0..NCOMP {
             let _ = write!(s, "{:>8.1}", st.share("reference", comp_of(k)));
         }
@@ -145,13 +145,13 @@ pub fn text(r: &Report) -> String {
         s,
         "\nError: max over components of |share - reference share|, percentage points"
     );
-    let _ = write!(s, "{:<18}", "workload");
+    let _ = write!(s, "{:<24}", "workload");
     for m in COMPARED {
         let _ = write!(s, " {:>8}", short(m));
     }
     s.push('\n');
     for st in &r.studies {
-        let _ = write!(s, "{:<18}", st.name);
+        let _ = write!(s, "{:<24}", st.name);
         for m in COMPARED {
             let _ = write!(s, " {:>8.2}", st.errors_pp[m]);
         }
@@ -168,7 +168,7 @@ pub fn text(r: &Report) -> String {
             continue;
         }
         for (what, avg) in [("avg", true), ("max", false)] {
-            let _ = write!(s, "{:<18}", format!("{what} ({label})"));
+            let _ = write!(s, "{:<24}", format!("{what} ({label})"));
             for m in COMPARED {
                 let v = &sum[m];
                 let _ = write!(
@@ -257,8 +257,9 @@ pub fn html(r: &Report) -> String {
     s.push_str(
         "<h2>Normalised CPI stacks (Figure 11)</h2>\n\
          <p>One group per workload, one bar per method; each bar is the method's stack \
-         divided by the real run's cycles (a naive stack can exceed 100 %: its base is \
-         then negative and drawn below the axis).</p>\n\
+         divided by the real run's cycles. A naive stack can exceed 100 % (its base is \
+         then negative, drawn below the axis); the axis is clipped at 150 % and -50 %, and \
+         a clipped bar is labelled in red with its total.</p>\n\
          <img src=\"stacks.svg\" alt=\"normalised CPI stacks\">\n\
          <h2>Error per workload (Figure 12)</h2>\n\
          <img src=\"errors.svg\" alt=\"errors\">\n\
@@ -328,7 +329,7 @@ pub mod svg {
         let gap = 2.0;
         let group = METHODS.len() as f64 * (bar + gap) + 14.0;
         let left = 50.0;
-        let top = 40.0;
+        let top = 70.0;
         let ph = 320.0; // 100 % in pixels
                         // room below zero for negative bases, above 100 % for overshooting stacks
         let (mut lo, mut hi) = (0.0f64, 100.0f64);
@@ -342,8 +343,9 @@ pub mod svg {
                 lo = lo.min(100.0 * neg / t);
             }
         }
-        let hi = (hi / 25.0).ceil() * 25.0;
-        let lo = (lo / 25.0).floor() * 25.0;
+        // naive stacks can reach several times the cycles: clip the axis, label the bar
+        let hi = ((hi / 25.0).ceil() * 25.0).min(150.0);
+        let lo = ((lo / 25.0).floor() * 25.0).max(-50.0);
         let scale = ph / 100.0;
         let plot_h = (hi - lo) * scale;
         let y0 = top + hi * scale; // pixel of 0 %
@@ -386,6 +388,14 @@ pub mod svg {
                         down += p;
                         (y, -p * scale)
                     };
+                    // clip to the plotted range [lo, hi]
+                    let y_top = top;
+                    let y_bot = top + plot_h;
+                    let (y, hgt) = {
+                        let a = y.max(y_top);
+                        let b = (y + hgt).min(y_bot);
+                        (a, (b - a).max(0.0))
+                    };
                     if hgt > 0.0 {
                         let _ = writeln!(
                             s,
@@ -396,6 +406,15 @@ pub mod svg {
                             COMPONENTS[k]
                         );
                     }
+                }
+                if up > hi + 1e-9 || down < lo - 1e-9 {
+                    let _ = writeln!(
+                        s,
+                        "<text transform=\"translate({:.1},{:.1}) rotate(-90)\" font-size=\"9\" fill=\"#c00\">{:.0}%</text>",
+                        x + bar - 2.0,
+                        top - 2.0,
+                        up
+                    );
                 }
                 let _ = writeln!(
                     s,
@@ -439,11 +458,12 @@ pub mod svg {
         series: &[&str],
         colours: &[&str],
         value: &dyn Fn(usize, usize) -> Option<f64>,
+        cap: f64,
     ) -> String {
         let bar = 10.0;
         let group = series.len() as f64 * bar + 14.0;
         let left = 55.0;
-        let top = 40.0;
+        let top = 60.0;
         let ph = 260.0;
         let mut hi = 0.0f64;
         for i in 0..groups.len() {
@@ -453,6 +473,7 @@ pub mod svg {
                 }
             }
         }
+        let hi = hi.min(cap);
         let step = nice_step(hi);
         let hi = ((hi / step).ceil() * step).max(step);
         let scale = ph / hi;
@@ -484,7 +505,15 @@ pub mod svg {
             let gx = left + 8.0 + i as f64 * group;
             for j in 0..series.len() {
                 if let Some(v) = value(i, j) {
-                    let hh = v.max(0.0) * scale;
+                    let hh = v.clamp(0.0, hi) * scale;
+                    if v > hi {
+                        let _ = writeln!(
+                            s,
+                            "<text transform=\"translate({:.1},{:.1}) rotate(-90)\" font-size=\"9\" fill=\"#c00\">{v:.0}</text>",
+                            gx + j as f64 * bar + bar - 2.0,
+                            y0 - hh - 2.0
+                        );
+                    }
                     let _ = writeln!(
                         s,
                         "<rect x=\"{:.1}\" y=\"{:.2}\" width=\"{bar}\" height=\"{hh:.2}\" fill=\"{}\"><title>{} {}: {v:.2}{unit}</title></rect>",
@@ -542,6 +571,7 @@ pub mod svg {
             &COMPARED,
             &colours,
             &|i, j| Some(r.studies[i].errors_pp[COMPARED[j]]),
+            40.0,
         )
     }
 
@@ -563,6 +593,7 @@ pub mod svg {
                 &METHODS,
                 &METHOD_COLOURS,
                 &|i, j| f(&r.studies[i].penalties[METHODS[j]]),
+                400.0,
             ));
         }
         parts.push(grouped(
@@ -572,6 +603,7 @@ pub mod svg {
             &["overlap"],
             &["#555555"],
             &|i, _| Some(100.0 * r.studies[i].overlap.fraction),
+            100.0,
         ));
         // stack the panels vertically in one SVG
         let mut w = 0.0f64;
