@@ -485,8 +485,13 @@ impl Unit {
         let c = &self.cfg;
         let mut sum = 0;
         for w in 0..c.words {
-            let mut m =
-                c.region_word::<ROW_WORDS>(q.head, q.dtail, w) & self.rows.mispredict.data[w];
+            // One word (at most 64 rows): the rotate form (`dtail - head < rows`).
+            let region = if c.words == 1 {
+                c.region_word::<1>(q.head, q.dtail, 0)
+            } else {
+                c.region_word::<ROW_WORDS>(q.head, q.dtail, w)
+            };
+            let mut m = region & self.rows.mispredict.data[w];
             while m != 0 {
                 let r = 64 * w + m.trailing_zeros() as usize;
                 sum += self.rows.penalty(r) as u64;
