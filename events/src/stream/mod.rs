@@ -102,7 +102,7 @@ impl fmt::Display for Location {
 #[derive(Debug, Error)]
 pub enum StreamError {
     /// The operating system failed a read or write (`path` is `<stream>` when unknown).
-    #[error("I/O error on {path}: {source}")]
+    #[error("I/O error on {path}")]
     Io {
         path: String,
         #[source]

@@ -892,7 +892,13 @@ fn readers_report_io_errors() {
         }
     }
     let e = BinReader::new(Broken).err().unwrap();
-    assert_eq!(e.to_string(), "I/O error on <stream>: disk on fire");
+    // The cause is the error's source (printed once by an error chain), not
+    // repeated in its own message.
+    assert_eq!(e.to_string(), "I/O error on <stream>");
+    assert_eq!(
+        std::error::Error::source(&e).map(|s| s.to_string()),
+        Some("disk on fire".to_string())
+    );
     let e = JsonlReader::new(BufReader::new(Broken)).err().unwrap();
     assert!(matches!(e, StreamError::Io { .. }));
     // Failing after the header: the reader reports once, then ends.
