@@ -1,4 +1,5 @@
 # cpistack: the two commands a new user needs are `make demo` and `make verify`.
+SHELL := /bin/bash
 CARGO ?= cargo
 BIN   := target/release/cpistack
 # The shared ChampSim traces live beside the repository.
@@ -22,6 +23,7 @@ demo: release
 ## verify: the regression (what CI runs).
 verify: lint test smoke stacks-smoke
 	@echo "make verify: all checks passed"
+	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "tests: %d passed, %d failed\n", p, f }' target/test.log
 
 lint:
 	$(CARGO) fmt --all -- --check
@@ -30,8 +32,10 @@ lint:
 fmt:
 	$(CARGO) fmt --all
 
+## test: every test of the workspace; the log feeds the summary line of `verify`.
 test:
-	$(CARGO) test --workspace
+	@mkdir -p target
+	set -o pipefail; $(CARGO) test --workspace 2>&1 | tee target/test.log
 
 ## smoke: the CLI end to end, release build, including its error paths.
 smoke: release
