@@ -22,7 +22,8 @@ pub struct CoreCfg {
     pub frontend_stages: u32,
     /// The stage in which decode (and decode-time redirects) happen, 2..frontend_stages.
     pub decode_stage: u32,
-    /// Instructions the frontend holds between fetch and dispatch.
+    /// Instructions the frontend holds between fetch and dispatch: (frontend_stages - 1) x
+    /// dispatch_width = 16 by default, what the pipe needs to dispatch at full width.
     pub fetch_queue: u32,
     /// Rows of the counter unit; the core keeps at most `fmt_rows - 1` branches in flight.
     pub fmt_rows: u32,
@@ -42,7 +43,7 @@ impl Default for CoreCfg {
             retire_width: 4,
             frontend_stages: 5,
             decode_stage: 3,
-            fetch_queue: 20,
+            fetch_queue: 16,
             fmt_rows: 64,
             watchdog_cycles: 20_000,
         }

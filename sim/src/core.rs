@@ -76,6 +76,10 @@ struct Uop {
     /// memory epoch is `blk_epoch` and the cycle is before `blk_until`.
     blk_epoch: u64,
     blk_until: u64,
+    /// What the last failed start of this load waited for (a D-TLB walker, an L1D
+    /// or L2 MSHR); `Other` if it never failed. Reported as the head cause while
+    /// the load has not started.
+    blk: HeadCause,
     /// The committed-path record (for replay after a decode redirect).
     instr: Instr,
 }
@@ -279,6 +283,7 @@ impl<S: InstrSource> Core<S> {
             tlb_until: 0,
             blk_epoch: 0,
             blk_until: 0,
+            blk: HeadCause::Other,
             instr: Instr {
                 pc: 0,
                 size: 4,
@@ -538,9 +543,13 @@ impl<S: InstrSource> Core<S> {
 
     fn head_cause(&self, u: &Uop) -> HeadCause {
         if u.done == NONE {
-            return HeadCause::Other;
+            // a load waiting for a page walker or an MSHR waits on that miss type
+            return u.blk;
         }
-        if u.is_mem() && self.now < u.tlb_until {
+        // the walk, and the L1 hit that the walk delayed (its load-to-use latency
+        // is exposed only because the translation missed), wait on the D-TLB
+        if u.is_mem() && (self.now < u.tlb_until || (u.miss & M_DTLB != 0 && u.level == Level::Hit))
+        {
             return HeadCause::Dtlb;
         }
         if u.class == OpClass::Load {
@@ -655,8 +664,8 @@ impl<S: InstrSource> Core<S> {
                 }
                 let (pc, addr, store) = (u.pc, u.addr, u.is_store);
                 match self.data_access(pc, addr, store, counting) {
-                    Some(r) => r,
-                    None => {
+                    Ok(r) => r,
+                    Err(cause) => {
                         let e = self.mem_epoch();
                         let t = self
                             .dtlb
@@ -666,6 +675,7 @@ impl<S: InstrSource> Core<S> {
                         let u = &mut self.rob[i];
                         u.blk_epoch = e;
                         u.blk_until = t;
+                        u.blk = cause;
                         return false;
                     }
                 }
@@ -698,27 +708,32 @@ impl<S: InstrSource> Core<S> {
     }
 
     /// A load or store: D-TLB, then L1D, L2, memory. Returns (done, tlb_until,
-    /// level waited on, miss bits) or `None` when a needed MSHR or walker is busy.
+    /// level waited on, miss bits), or, when a needed walker or MSHR is busy, the
+    /// miss type it waits for (`Dtlb`, `L1d`, `L2d`).
     fn data_access(
         &mut self,
         pc: u64,
         addr: u64,
         store: bool,
         counting: bool,
-    ) -> Option<(u64, u64, Level, u8)> {
+    ) -> Result<(u64, u64, Level, u8), HeadCause> {
         let now = self.now;
         let mut miss = 0u8;
         // resources first, so that a load that cannot start changes nothing
         let tlb_miss = !self.ideal.dtlb && self.dtlb.probe(addr) == Lookup::Miss;
         if tlb_miss && !self.dtlb.mshr_free(now) {
-            return None;
+            return Err(HeadCause::Dtlb);
         }
         let l1_miss = !self.ideal.l1d && self.l1d.probe(addr) == Lookup::Miss;
         let l2_miss = l1_miss && !self.ideal.l2d && self.l2.probe(addr) == Lookup::Miss;
         let cache_ok =
             !l1_miss || (self.l1d.mshr_free(now) && (!l2_miss || self.l2.mshr_free(now)));
         if !cache_ok && !store {
-            return None;
+            return Err(if l2_miss {
+                HeadCause::L2d
+            } else {
+                HeadCause::L1d
+            });
         }
         // D-TLB
         let mut t0 = now;
@@ -770,7 +785,7 @@ impl<S: InstrSource> Core<S> {
         } else {
             arrival
         };
-        Some((done, t0, level, miss))
+        Ok((done, t0, level, miss))
     }
 
     /// An idealised L2 access (`ideal.l2d`/`ideal.l2i`): it hits, but the L2
@@ -1271,6 +1286,7 @@ impl<S: InstrSource> Core<S> {
             tlb_until: 0,
             blk_epoch: 0,
             blk_until: 0,
+            blk: HeadCause::Other,
             instr: i,
         }
     }
