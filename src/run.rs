@@ -401,11 +401,17 @@ pub struct WorkloadsArgs {
     /// JSON array of {name, description}.
     #[arg(long)]
     pub json: bool,
+    /// Also list the limit workloads (where interval analysis breaks down; not in the suite).
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// `cpistack workloads`: the suite, one line each.
 pub fn workloads(args: &WorkloadsArgs) -> Result<()> {
-    let suite = sim::workloads::suite();
+    let mut suite = sim::workloads::suite();
+    if args.all {
+        suite.extend(sim::workloads::limits());
+    }
     if args.json {
         let v: Vec<_> = suite
             .iter()
@@ -414,7 +420,7 @@ pub fn workloads(args: &WorkloadsArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         for s in &suite {
-            println!("{:<10} {}", s.name, s.description);
+            println!("{:<11} {}", s.name, s.description);
         }
     }
     Ok(())

@@ -678,4 +678,11 @@ fn suite_names_are_unique_and_at_least_twelve() {
     s.dedup();
     assert_eq!(s.len(), names.len());
     assert!(workloads::by_name("nope").is_none());
+    // the limit workloads are runnable by name, distinct from the suite's
+    let limits = workloads::limit_names();
+    assert!(!limits.is_empty());
+    for l in &limits {
+        assert!(!names.contains(l), "{l} is in both lists");
+        assert_eq!(workloads::by_name(l).unwrap().name, *l);
+    }
 }

@@ -626,7 +626,7 @@ pub fn run_study(
 /// Arguments of `cpistack stacks`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct StacksArgs {
-    /// Suite workloads: `all`, `none`, or a comma-separated list (`cpistack workloads`).
+    /// Suite workloads: `all` (the suite), `limits` (the limit workloads), `none`, or a comma-separated list (`cpistack workloads --all`).
     #[arg(long, default_value = "all")]
     pub workloads: String,
     /// ChampSim traces to study as well (comma-separated or repeated).
@@ -660,6 +660,14 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
     match args.workloads.trim() {
         "all" => {
             for spec in sim::workloads::suite() {
+                out.push(Source::Workload {
+                    spec,
+                    seed: args.seed,
+                })
+            }
+        }
+        "limits" => {
+            for spec in sim::workloads::limits() {
                 out.push(Source::Workload {
                     spec,
                     seed: args.seed,
