@@ -213,3 +213,71 @@ fn skipping_to_the_last_records_ends_cleanly() {
         .expect("nothing left to simulate");
     assert!(e.to_string().contains("--skip 13000000"), "{e}");
 }
+
+/// Both shared traces through the core with FMT, sFMT and the golden model in
+/// lock step (ROB mirror and retired count checked every cycle), and the rates a
+/// real program on this machine should show: IPC, branch MPKI and L1I MPKI within
+/// a plausible band around what ChampSim measures on the same traces (xz: IPC
+/// 1.20, 12 branch MPKI; sqlite3: IPC 1.24, 6.6 branch MPKI, about 75 L1I MPKI),
+/// and most of the wrong path found in the code image (over the whole traces 99.6%
+/// and 97%; less this early, while the image is still filling). `make verify` also runs
+/// one million instructions of each with `--check` in release mode.
+#[test]
+fn traces_run_in_lock_step_with_plausible_rates() {
+    use cpistack::run::{simulate, MachineArgs, RunArgs, VariantArg};
+    // (trace, IPC band, branch MPKI band, L1I MPKI band)
+    let cases = [
+        (TRACES[0], (0.6, 3.0), (4.0, 25.0), (1.0, 40.0)),
+        (TRACES[1], (0.4, 2.5), (2.0, 15.0), (30.0, 150.0)),
+    ];
+    for (name, ipc_band, bmpki_band, impki_band) in cases {
+        let a = RunArgs {
+            workload: "balanced".into(),
+            trace: Some(trace_path(name)),
+            skip: 0,
+            instructions: 200_000,
+            warmup: 50_000,
+            seed: 1,
+            machine: MachineArgs::default(),
+            variant: VariantArg::Both,
+            check: true,
+            events: None,
+            waves: Default::default(),
+            json: true,
+        };
+        let r = simulate(&a).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        let k = 1000.0 / r.instructions as f64;
+        let ipc = 1.0 / r.cpi;
+        let bmpki = r.stats.committed.mispredicts as f64 * k;
+        let impki = r.stats.committed.l1i as f64 * k;
+        let t = r.trace.as_ref().expect("a trace run reports trace stats");
+        let found =
+            t.wrong_path_found as f64 / (t.wrong_path_found + t.wrong_path_missing).max(1) as f64;
+        eprintln!(
+            "{name}: IPC {ipc:.2}, branch MPKI {bmpki:.1}, L1I MPKI {impki:.1}, wrong path found {:.1}%",
+            100.0 * found
+        );
+        assert_eq!(
+            r.instructions, 200_000,
+            "{name}: stops at exactly --instructions"
+        );
+        let within = |x: f64, (lo, hi): (f64, f64)| (lo..=hi).contains(&x);
+        assert!(
+            within(ipc, ipc_band),
+            "{name}: IPC {ipc:.2} outside {ipc_band:?}"
+        );
+        assert!(
+            within(bmpki, bmpki_band),
+            "{name}: branch MPKI {bmpki:.1} outside {bmpki_band:?}"
+        );
+        assert!(
+            within(impki, impki_band),
+            "{name}: L1I MPKI {impki:.1} outside {impki_band:?}"
+        );
+        assert!(
+            found > 0.9,
+            "{name}: only {:.1}% of the wrong path found in the image",
+            100.0 * found
+        );
+    }
+}
