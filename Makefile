@@ -92,3 +92,4 @@ stacks-smoke: release
 ## (about 5 minutes on a 2-core machine).
 paper: release
 	$(BIN) stacks --workloads all --traces $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz,$(TRACES)/sqlite3_x86_skip100M_13M.champsimtrace.xz --instructions 3000000 --warmup 1000000 --out report
+	$(BIN) stacks --workloads limits --instructions 3000000 --warmup 1000000 --out report/limits
