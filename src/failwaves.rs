@@ -37,6 +37,7 @@ pub fn default_dir() -> PathBuf {
 }
 
 /// The history a failure waveform is rebuilt from.
+#[derive(Clone)]
 pub struct FailWaves {
     ring: Box<[CycleEvents; RING]>,
     /// `(cycle, unit before that cycle)`, older first.
