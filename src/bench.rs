@@ -107,12 +107,10 @@ pub fn unit_figures(cycles: usize, reps: usize, figs: &mut Figures) -> anyhow::R
     ] {
         let mut err = None;
         let r = rate(cycles, reps, || {
+            // hw and golden on two threads (`run_batch`), the whole stream at once
             let mut l = LockStep::new(params).expect("default params are legal");
-            for ev in st.iter() {
-                if let Err(m) = l.step(ev) {
-                    err = Some(m);
-                    break;
-                }
+            if let Err(m) = l.run_batch(st) {
+                err = Some(m);
             }
         });
         if let Some(m) = err {

@@ -227,6 +227,9 @@ fn main() -> ExitCode {
     }
 }
 
+/// Bundles per [`LockStep::run_batch`] call of `check` and `replay --check`.
+const BATCH: usize = 1 << 16;
+
 fn cmd_check(a: &CheckArgs) -> Result<()> {
     debug_assert!(a.random);
     let base = a.params.apply(Params::default())?;
@@ -234,8 +237,22 @@ fn cmd_check(a: &CheckArgs) -> Result<()> {
         let p = base.with_variant(v);
         let mut ls = LockStep::new(p)?.with_seed(a.seed);
         let mut wave = a.waves.tracer(k, ls.hw())?;
-        let gen = Generator::new(p, a.mix.config(), a.seed);
-        for ev in gen.take(a.cycles as usize) {
+        let mut gen = Generator::new(p, a.mix.config(), a.seed).take(a.cycles as usize);
+        if wave.is_none() {
+            // hw and golden on two threads, a batch at a time
+            let mut batch = Vec::with_capacity(BATCH);
+            loop {
+                batch.clear();
+                batch.extend(gen.by_ref().take(BATCH));
+                if batch.is_empty() {
+                    break;
+                }
+                if let Err(m) = ls.run_batch(&batch) {
+                    bail!("{m}");
+                }
+            }
+        }
+        for ev in gen {
             if let Err(m) = ls.step(&ev) {
                 cpistack::waves::finish_all(vec![wave])?;
                 bail!("{m}");
@@ -320,6 +337,39 @@ fn cmd_replay(a: &ReplayArgs) -> Result<()> {
         waves.push(a.waves.tracer(k, u.hw())?);
     }
     let mut n: u64 = 0;
+    let mut stream = stream;
+    if a.check && waves.iter().all(Option::is_none) {
+        // hw and golden on two threads, a batch of bundles at a time
+        let mut batch = Vec::with_capacity(BATCH);
+        let mut read_err = None;
+        while read_err.is_none() {
+            batch.clear();
+            for ev in stream.by_ref().take(BATCH) {
+                match ev {
+                    Ok(ev) => batch.push(ev),
+                    Err(e) => {
+                        read_err = Some(e);
+                        break;
+                    }
+                }
+            }
+            if batch.is_empty() && read_err.is_none() {
+                break;
+            }
+            for u in &mut units {
+                if let Driven::Checked(l) = u {
+                    l.run_batch(&batch).map_err(|m| anyhow::anyhow!("{m}"))?;
+                }
+                if let Some(e) = u.hw().view().error {
+                    bail!("{}: {e}", a.file.display());
+                }
+            }
+            n += batch.len() as u64;
+        }
+        if let Some(e) = read_err {
+            return Err(e).with_context(|| format!("reading {}", a.file.display()));
+        }
+    }
     for ev in stream {
         let ev: CycleEvents = ev.with_context(|| format!("reading {}", a.file.display()))?;
         let mut failed = None;
