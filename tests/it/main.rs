@@ -1,3 +1,4 @@
+mod batch;
 mod props;
 mod rules;
 mod scenarios;
