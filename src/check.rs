@@ -8,7 +8,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::RwLock;
 
 use events::{
     Counter, CounterUnit, CycleEvents, PackedRow, ParamError, Params, RowView, UnitView, Variant,
@@ -196,25 +196,24 @@ impl LockStep {
     /// everything visible after each: the same check as calling
     /// [`LockStep::step`] on each bundle, with the same [`Mismatch`] (cycle, field,
     /// values, seed, history, waveform) on the first difference, but with `hw`
-    /// and `golden` stepped on two threads.
+    /// (on the calling thread) and `golden` (on a scoped thread) stepped in
+    /// parallel.
     ///
-    /// The bundles go in chunks of [`CHUNK`]. After every bundle each side
-    /// writes a record of everything the per-cycle check compares (the view
-    /// packed to plain words, the live rows packed, in sFMT the live I-miss words
-    /// when any bit is set). `golden` runs on a scoped thread, at most
-    /// [`SLOTS`]` - 1` chunks ahead, filling one record slot per chunk; the
-    /// calling thread steps `hw` through the same chunk and then compares its
-    /// records with golden's as one slice. A record's length is a function of its
-    /// own first words (the row count and `imiss_bits` are in its view part), so
-    /// equal buffers mean equal records cycle by cycle, and equal records mean
-    /// equal views, rows and I-miss bits. When the buffers differ, both models go
-    /// back to their state at the start of the chunk (each side keeps a copy:
-    /// `hw` with the failure-waveform history, `golden` in its slot) and the
-    /// chunk is re-run through [`LockStep::step`], which finds and reports the
-    /// first difference exactly as the per-cycle checker does.
+    /// The bundles go in chunks of [`CHUNK`]. After every bundle each side writes
+    /// a record of everything the per-cycle check compares (see [`Enc`]: the view
+    /// packed to plain words, the live rows packed, the sFMT I-miss words) into
+    /// its slot for the chunk (two slots a side, so a side records chunk `k + 1`
+    /// while chunk `k` is compared); when both have recorded chunk `k`, each
+    /// compares one half of the two record buffers (one slice compare each).
+    /// Equal buffers mean equal records cycle by cycle. When they differ, both
+    /// models (and the failure-waveform and mismatch histories) go back to
+    /// their state at the start of the chunk, which each side saved in its slot,
+    /// and the chunk is re-run through [`LockStep::step`], which finds and
+    /// reports the first difference exactly as the per-cycle checker does.
     ///
-    /// Memory: the record buffers hold `SLOTS + 1` chunks, allocated on the first
-    /// call and reused. Batches shorter than [`MIN_PAR`] go cycle by cycle.
+    /// No allocation per cycle: the slots (4 chunks of records) are allocated on
+    /// the first call and reused; the saved states are copied into per chunk.
+    /// Batches shorter than [`MIN_PAR`] go cycle by cycle.
     pub fn run_batch(&mut self, bundles: &[CycleEvents]) -> Result<(), Box<Mismatch>> {
         if let Some(m) = &self.failed {
             return Err(m.clone());
@@ -225,36 +224,24 @@ impl LockStep {
             }
             return Ok(());
         }
-        let need = CHUNK.min(bundles.len()) * Enc::max_words(&self.params);
         let params = self.params;
+        let need = CHUNK.min(bundles.len()) * Enc::new(&params).max_units();
         let bufs = self.batch.get_or_insert_with(|| {
             Box::new(BatchBufs {
-                rec_hw: Vec::new(),
                 enc_hw: Pad(Enc::new(&params)),
-                slots: std::array::from_fn(|_| {
-                    Mutex::new(Slot {
-                        rec: Vec::new(),
-                        len: 0,
-                        golden: None,
-                    })
-                }),
+                hw_slots: std::array::from_fn(|_| Pad(RwLock::new(Slot::default()))),
+                golden_slots: std::array::from_fn(|_| Pad(RwLock::new(Slot::default()))),
             })
         });
-        if bufs.rec_hw.len() < need {
-            bufs.rec_hw.resize(need, 0);
+        for s in bufs.hw_slots.iter_mut() {
+            s.get_mut().unwrap_or_else(|e| e.into_inner()).grow(need);
         }
-        for s in &mut bufs.slots {
-            let s = s.get_mut().unwrap_or_else(|e| e.into_inner());
-            if s.rec.len() < need {
-                s.rec.resize(need, 0);
-            }
+        for s in bufs.golden_slots.iter_mut() {
+            s.get_mut().unwrap_or_else(|e| e.into_inner()).grow(need);
         }
-        bufs.enc_hw.reset();
         let start = self.cycle;
         let fault_at = self.fault_at;
-        let g_done = Pad(AtomicUsize::new(0));
-        let h_done = Pad(AtomicUsize::new(0));
-        let stop = Pad(AtomicBool::new(false));
+        let progress = Progress::default();
         let Self {
             hw,
             golden,
@@ -265,75 +252,112 @@ impl LockStep {
         } = self;
         let bufs = batch.as_mut().expect("allocated above");
         let BatchBufs {
-            rec_hw,
             enc_hw,
-            slots,
+            hw_slots,
+            golden_slots,
         } = &mut **bufs;
-        let slots = &*slots;
-        let failed_chunk = std::thread::scope(|sc| {
+        let (hw_slots, golden_slots) = (&*hw_slots, &*golden_slots);
+        let pr = &progress;
+        std::thread::scope(|sc| {
             sc.spawn(|| {
                 // golden works on a copy made here (its heap blocks then come
                 // from this thread's arena, away from hw's: no false sharing) and
                 // is stored back at the end.
                 let mut g = Pad(golden.clone());
                 let mut enc = Pad(Enc::new(&params));
-                let sync = Sync3 {
-                    g_done: &g_done,
-                    h_done: &h_done,
-                    stop: &stop,
-                };
-                golden_side(&mut g, &mut enc, bundles, slots, start, fault_at, sync);
+                for (k, chunk) in bundles.chunks(CHUNK).enumerate() {
+                    // slot k % 2 is free once hw compared chunk k - 2
+                    if !wait_for(&pr.stop, || pr.h_cmp.load(Ordering::Acquire) + 1 >= k) {
+                        break;
+                    }
+                    {
+                        let mut s = golden_slots[k % 2]
+                            .write()
+                            .unwrap_or_else(|e| e.into_inner());
+                        let s = &mut *s;
+                        match &mut s.saved {
+                            Some(x) => x.clone_from(&g),
+                            None => s.saved = Some(g.0.clone()),
+                        }
+                        let c0 = start + (k * CHUNK) as u64;
+                        let fault = fault_at
+                            .checked_sub(c0)
+                            .filter(|&i| i < chunk.len() as u64)
+                            .map(|i| i as usize);
+                        s.len = record(&mut *g, &mut enc, chunk, fault, &mut s.rec, |_, _| {});
+                    }
+                    pr.g_rec.store(k + 1, Ordering::Release);
+                    if !wait_for(&pr.stop, || pr.h_rec.load(Ordering::Acquire) > k) {
+                        break;
+                    }
+                    if !half_same(&hw_slots[k % 2], &golden_slots[k % 2], false) {
+                        pr.fail(k);
+                        break;
+                    }
+                    pr.g_cmp.store(k + 1, Ordering::Release);
+                }
                 **golden = g.0;
             });
-            // hw on this thread, then the compare of each chunk.
+            // hw on this thread
             let mut c = start;
-            let mut saved: Option<(hw::Unit, crate::failwaves::FailWaves)> = None;
             for (k, chunk) in bundles.chunks(CHUNK).enumerate() {
-                match &mut saved {
-                    Some((h, f)) => {
-                        h.clone_from(hw);
-                        f.clone_from(fw);
-                    }
-                    None => saved = Some((hw.clone(), fw.clone())),
+                // slot k % 2 is free once golden compared chunk k - 2
+                if !wait_for(&pr.stop, || pr.g_cmp.load(Ordering::Acquire) + 1 >= k) {
+                    break;
                 }
-                let n = record(&mut **hw, enc_hw, chunk, None, rec_hw, |h, ev| {
-                    fw.before_step(c, ev, h);
-                    c += 1;
-                });
-                wait_for(&stop, || g_done.load(Ordering::Acquire) > k);
-                let same = {
-                    let slot = slots[k % SLOTS].lock().unwrap_or_else(|e| e.into_inner());
-                    rec_hw[..n] == slot.rec[..slot.len]
-                };
-                if !same {
-                    stop.store(true, Ordering::Release);
-                    return Some((k, saved.take().expect("saved above")));
+                {
+                    let mut s = hw_slots[k % 2].write().unwrap_or_else(|e| e.into_inner());
+                    let s = &mut *s;
+                    match &mut s.saved {
+                        Some((h, f, r)) => {
+                            h.clone_from(hw);
+                            f.clone_from(fw);
+                            *r = *ring;
+                        }
+                        None => s.saved = Some((hw.0.clone(), fw.0.clone(), *ring)),
+                    }
+                    s.len = record(&mut **hw, enc_hw, chunk, None, &mut s.rec, |h, ev| {
+                        fw.before_step(c, ev, h);
+                        c += 1;
+                    });
+                }
+                pr.h_rec.store(k + 1, Ordering::Release);
+                if !wait_for(&pr.stop, || pr.g_rec.load(Ordering::Acquire) > k) {
+                    break;
+                }
+                if !half_same(&hw_slots[k % 2], &golden_slots[k % 2], true) {
+                    pr.fail(k);
+                    break;
                 }
                 let c1 = c - chunk.len().min(HISTORY) as u64;
                 for (i, ev) in (c1..c).zip(&chunk[chunk.len() - (c - c1) as usize..]) {
                     ring[(i % HISTORY as u64) as usize] = *ev;
                 }
-                h_done.store(k + 1, Ordering::Release);
+                pr.h_cmp.store(k + 1, Ordering::Release);
             }
-            None
         });
-        match failed_chunk {
-            None => {
-                self.cycle += bundles.len() as u64;
-                Ok(())
-            }
-            Some((k, (h, f))) => {
-                let g = self.batch.as_mut().expect("allocated above").slots[k % SLOTS]
-                    .get_mut()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .golden
-                    .take()
-                    .expect("golden saved its state before the chunk");
-                let c0 = start + (k * CHUNK) as u64;
-                let chunk = &bundles[k * CHUNK..bundles.len().min((k + 1) * CHUNK)];
-                self.rerun(c0, h, g, f, chunk)
-            }
+        let k = progress.failed.load(Ordering::Acquire);
+        if k == usize::MAX {
+            self.cycle += bundles.len() as u64;
+            return Ok(());
         }
+        let bufs = self.batch.as_mut().expect("allocated above");
+        let (h, f, r) = bufs.hw_slots[k % 2]
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .saved
+            .take()
+            .expect("hw saved its state before the chunk");
+        let g = bufs.golden_slots[k % 2]
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .saved
+            .take()
+            .expect("golden saved its state before the chunk");
+        self.ring = r;
+        let c0 = start + (k * CHUNK) as u64;
+        let chunk = &bundles[k * CHUNK..bundles.len().min((k + 1) * CHUNK)];
+        self.rerun(c0, h, g, f, chunk)
     }
 
     /// The cold path of a chunk whose records differ: back to the state at its
@@ -452,65 +476,93 @@ impl<T> std::ops::DerefMut for Pad<T> {
     }
 }
 
-/// Record slots of golden's side in [`LockStep::run_batch`].
-pub const SLOTS: usize = 2;
+/// The state of `hw`'s side before a chunk: the unit, the failure-waveform
+/// history and the mismatch history.
+type HwSaved = (
+    hw::Unit,
+    crate::failwaves::FailWaves,
+    [CycleEvents; HISTORY],
+);
 
-/// The buffers of [`LockStep::run_batch`], kept across calls.
+/// The buffers of [`LockStep::run_batch`], kept across calls: per side, two
+/// record slots (chunk `k` uses slot `k % 2`).
 struct BatchBufs {
-    rec_hw: Vec<u32>,
     enc_hw: Pad<Enc>,
-    slots: [Mutex<Slot>; SLOTS],
+    hw_slots: [Pad<RwLock<Slot<HwSaved>>>; 2],
+    golden_slots: [Pad<RwLock<Slot<golden::Unit>>>; 2],
 }
 
-/// golden's records of one chunk and its state before the chunk.
-struct Slot {
-    rec: Vec<u32>,
+/// One side's records of one chunk and its state before the chunk.
+struct Slot<S> {
+    rec: Vec<PackedRow>,
     len: usize,
-    golden: Option<golden::Unit>,
+    saved: Option<S>,
 }
 
-/// The progress counters shared by the two sides of [`LockStep::run_batch`].
-#[derive(Clone, Copy)]
-struct Sync3<'a> {
-    /// Chunks golden has recorded.
-    g_done: &'a AtomicUsize,
-    /// Chunks the hw side has compared and found equal.
-    h_done: &'a AtomicUsize,
-    /// Raised by the hw side on a difference.
-    stop: &'a AtomicBool,
+impl<S> Default for Slot<S> {
+    fn default() -> Self {
+        Self {
+            rec: Vec::new(),
+            len: 0,
+            saved: None,
+        }
+    }
 }
 
-/// golden's side of [`LockStep::run_batch`]: chunk `k` into slot `k % SLOTS`
-/// (with golden's state before it) once the hw side is done with chunk
-/// `k - SLOTS`; stops early when the hw side raises `stop`.
-fn golden_side(
-    golden: &mut golden::Unit,
-    enc: &mut Enc,
-    bundles: &[CycleEvents],
-    slots: &[Mutex<Slot>; SLOTS],
-    start: u64,
-    fault_at: u64,
-    sync: Sync3<'_>,
-) {
-    for (k, chunk) in bundles.chunks(CHUNK).enumerate() {
-        if !wait_for(sync.stop, || {
-            sync.h_done.load(Ordering::Acquire) + SLOTS > k
-        }) {
-            return;
+impl<S> Slot<S> {
+    fn grow(&mut self, units: usize) {
+        if self.rec.len() < units {
+            self.rec.resize(units, PackedRow::default());
         }
-        let mut slot = slots[k % SLOTS].lock().unwrap_or_else(|e| e.into_inner());
-        let slot = &mut *slot;
-        match &mut slot.golden {
-            Some(g) => g.clone_from(golden),
-            None => slot.golden = Some(golden.clone()),
+    }
+}
+
+/// Whether the records of a chunk are the same: the same length and, for
+/// `first`, the same first half of the words, else the same second half (the
+/// two sides compare one half each).
+fn half_same<A, B>(a: &RwLock<Slot<A>>, b: &RwLock<Slot<B>>, first: bool) -> bool {
+    let a = a.read().unwrap_or_else(|e| e.into_inner());
+    let b = b.read().unwrap_or_else(|e| e.into_inner());
+    if a.len != b.len {
+        return false;
+    }
+    let h = a.len / 2;
+    let (x, y) = if first {
+        (&a.rec[..h], &b.rec[..h])
+    } else {
+        (&a.rec[h..a.len], &b.rec[h..b.len])
+    };
+    x.as_flattened() == y.as_flattened()
+}
+
+/// How far each side of [`LockStep::run_batch`] got (chunks recorded, chunks
+/// whose half it compared and found equal), and the first chunk found to differ.
+struct Progress {
+    h_rec: Pad<AtomicUsize>,
+    g_rec: Pad<AtomicUsize>,
+    h_cmp: Pad<AtomicUsize>,
+    g_cmp: Pad<AtomicUsize>,
+    stop: Pad<AtomicBool>,
+    failed: Pad<AtomicUsize>,
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Self {
+            h_rec: Pad(AtomicUsize::new(0)),
+            g_rec: Pad(AtomicUsize::new(0)),
+            h_cmp: Pad(AtomicUsize::new(0)),
+            g_cmp: Pad(AtomicUsize::new(0)),
+            stop: Pad(AtomicBool::new(false)),
+            failed: Pad(AtomicUsize::new(usize::MAX)),
         }
-        let c0 = start + (k * CHUNK) as u64;
-        let fault = fault_at
-            .checked_sub(c0)
-            .filter(|&i| i < chunk.len() as u64)
-            .map(|i| i as usize);
-        slot.len = record(golden, enc, chunk, fault, &mut slot.rec, |_, _| {});
-        sync.g_done.store(k + 1, Ordering::Release);
+    }
+}
+
+impl Progress {
+    fn fail(&self, k: usize) {
+        self.failed.fetch_min(k, Ordering::AcqRel);
+        self.stop.store(true, Ordering::Release);
     }
 }
 
@@ -585,172 +637,77 @@ fn pack_view(v: &UnitView, nrows: u32) -> [PackedRow; VIEW_UNITS] {
     out
 }
 
-/// One side's record encoder for [`LockStep::run_batch`]: after each step the
-/// record of everything the per-cycle check compares (the view packed by
-/// [`pack_view`], the live rows packed, in sFMT the live I-miss words when
-/// `imiss_bits > 0`, else zeros), written as a delta against the side's
-/// previous record, so that little crosses between the two cores:
+/// One side's record writer for [`LockStep::run_batch`]: after each step, the
+/// record of everything the per-cycle check compares, in [`PackedRow`] units:
+/// the view packed by [`pack_view`] (its row count included), the live rows
+/// packed, and in sFMT the live I-miss words (zeros when `imiss_bits` is 0,
+/// since the per-cycle check compares them only when it is not), as `u32`
+/// pairs padded to whole units.
 ///
-/// - word 0: `n | r << 9 | mask_v << 18`: `n` live rows, the rows compared with
-///   the previous record's rows `r` places older (the oldest rows retired), and
-///   the view units that changed;
-/// - sFMT only: two words, the mask of the I-miss words that changed;
-/// - `ceil(n / 32)` words: the mask of rows `i` that differ from previous row
-///   `i + r` (or have none);
-/// - the changed view units, rows and I-miss words (as two `u32`s), in that order.
-///
-/// Decoding is a function of the previous record and the words, so two sides
-/// that start from the same previous record and write the same words have the
-/// same records cycle by cycle (the check stays exact); `r` only affects the size.
+/// A record's length follows from its first units (the row count, the variant),
+/// so two sides that write the same units have the same records cycle by cycle:
+/// the same views, rows and I-miss bits.
 struct Enc {
     sfmt: bool,
-    prev_v: [PackedRow; VIEW_UNITS],
-    prev: Box<[PackedRow]>,
-    cur: Box<[PackedRow]>,
-    prev_n: usize,
-    prev_i: Box<[u64]>,
-    cur_i: Box<[u64]>,
+    cap: usize,
+    imiss: Box<[u64]>,
 }
 
 impl Enc {
     fn new(p: &Params) -> Self {
-        let cap = p.fmt_rows as usize;
-        let words = (p.rob_entries as usize).div_ceil(64);
         Self {
             sfmt: p.variant == Variant::Sfmt,
-            prev_v: [PackedRow::default(); VIEW_UNITS],
-            prev: vec![PackedRow::default(); cap].into_boxed_slice(),
-            cur: vec![PackedRow::default(); cap].into_boxed_slice(),
-            prev_n: 0,
-            prev_i: vec![0; words].into_boxed_slice(),
-            cur_i: vec![0; words].into_boxed_slice(),
+            cap: p.fmt_rows as usize,
+            imiss: vec![0; (p.rob_entries as usize).div_ceil(64)].into_boxed_slice(),
         }
     }
 
-    /// The largest record in words.
-    fn max_words(p: &Params) -> usize {
-        let cap = p.fmt_rows as usize;
-        let words = (p.rob_entries as usize).div_ceil(64);
-        1 + 2 + cap.div_ceil(32) + 5 * (VIEW_UNITS + cap) + 2 * words
+    /// Units of the I-miss part (sFMT).
+    fn imiss_units(&self) -> usize {
+        if self.sfmt {
+            (2 * self.imiss.len()).div_ceil(5)
+        } else {
+            0
+        }
     }
 
-    /// Forget the previous record (both sides do it at the same cycle).
-    fn reset(&mut self) {
-        self.prev_v = [PackedRow::default(); VIEW_UNITS];
-        self.prev_n = 0;
-        self.prev_i.fill(0);
+    /// The largest record in units.
+    fn max_units(&self) -> usize {
+        VIEW_UNITS + self.cap + self.imiss_units()
     }
 
     /// Write the record of `u`'s current state at `out[pos..]`; returns the new end.
     #[inline(always)]
-    fn push<U: CounterUnit>(&mut self, u: &U, out: &mut [u32], mut pos: usize) -> usize {
+    fn push<U: CounterUnit>(&mut self, u: &U, out: &mut [PackedRow], mut pos: usize) -> usize {
         let v = u.view();
-        let n = u.rows_packed(&mut self.cur);
-        let vp = pack_view(&v, n as u32);
-        // the shift: the oldest row's id and flags found among the oldest previous rows
-        let mut r = 0;
-        if n > 0 {
-            let m = self.cur[0][1];
-            let lim = self.prev_n.min(9);
-            while r < lim && self.prev[r][1] != m {
-                r += 1;
-            }
-            if r == lim {
-                r = 0;
-            }
-        }
-        let head = pos;
-        pos += 1;
-        let imask_at = pos;
-        if self.sfmt {
-            pos += 2;
-        }
-        let rmask_at = pos;
-        let rwords = n.div_ceil(32);
-        pos += rwords;
-        let mut mask_v = 0u32;
-        {
-            let dst = &mut out[pos..pos + 5 * VIEW_UNITS];
-            let mut w = 0;
-            for (k, (a, b)) in vp.iter().zip(&self.prev_v).enumerate() {
-                let ch = a != b;
-                put5(dst, w, a);
-                w += 5 * ch as usize;
-                mask_v |= (ch as u32) << k;
-            }
-            pos += w;
-        }
-        out[head] = n as u32 | (r as u32) << 9 | mask_v << 18;
-        self.prev_v = vp;
-        // rows `i < k` have a previous row `i + r`; the others are all new
-        let k = n.min(self.prev_n.saturating_sub(r));
-        let mut masks = [0u32; 8];
-        {
-            let dst = &mut out[pos..pos + 5 * n];
-            let mut w = 0;
-            let (cur, prev) = (&self.cur[..k], &self.prev[r..r + k]);
-            if cur != prev {
-                for (b, (ca, pa)) in cur.chunks(32).zip(prev.chunks(32)).enumerate() {
-                    let mut m = 0u32;
-                    for (j, (a, p)) in ca.iter().zip(pa).enumerate() {
-                        let ch = a != p;
-                        put5(dst, w, a);
-                        w += 5 * ch as usize;
-                        m |= (ch as u32) << j;
-                    }
-                    masks[b] = m;
-                }
-            }
-            // rows `k..n` are all new: one block
-            dst[w..w + 5 * (n - k)].copy_from_slice(self.cur[k..n].as_flattened());
-            w += 5 * (n - k);
-            for (b, m) in masks.iter_mut().enumerate().take(rwords).skip(k / 32) {
-                let lo = (32 * b).max(k) - 32 * b;
-                let hi = (32 * b + 32).min(n) - 32 * b;
-                *m |= ((1u64 << hi) - (1u64 << lo)) as u32;
-            }
-            pos += w;
-        }
-        for (o, m) in out[rmask_at..rmask_at + rwords].iter_mut().zip(masks) {
-            *o = m;
-        }
-        std::mem::swap(&mut self.cur, &mut self.prev);
-        self.prev_n = n;
+        let rows = pos + VIEW_UNITS;
+        let n = u.rows_packed(&mut out[rows..rows + self.cap]);
+        let vp: &mut [PackedRow; VIEW_UNITS] =
+            (&mut out[pos..rows]).try_into().expect("VIEW_UNITS units");
+        *vp = pack_view(&v, n as u32);
+        pos = rows + n;
         if self.sfmt {
             if v.imiss_bits > 0 {
-                u.imiss_live_words(&mut self.cur_i);
+                u.imiss_live_words(&mut self.imiss);
             } else {
-                self.cur_i.fill(0);
+                self.imiss.fill(0);
             }
-            let mut im = 0u64;
-            for (k, (a, b)) in self.cur_i.iter().zip(self.prev_i.iter()).enumerate() {
-                if a != b {
-                    im |= 1 << k;
-                    out[pos] = *a as u32;
-                    out[pos + 1] = (*a >> 32) as u32;
-                    pos += 2;
-                }
+            let k = self.imiss_units();
+            let dst = out[pos..pos + k].as_flattened_mut();
+            for (j, x) in self.imiss.iter().enumerate() {
+                dst[2 * j] = *x as u32;
+                dst[2 * j + 1] = (*x >> 32) as u32;
             }
-            out[imask_at] = im as u32;
-            out[imask_at + 1] = (im >> 32) as u32;
-            std::mem::swap(&mut self.cur_i, &mut self.prev_i);
+            dst[2 * self.imiss.len()..].fill(0);
+            pos += k;
         }
         pos
     }
 }
 
-/// `dst[w..w + 5] = a`, as one fixed-size store.
-#[inline(always)]
-fn put5(dst: &mut [u32], w: usize, a: &PackedRow) {
-    let d: &mut PackedRow = (&mut dst[w..w + 5])
-        .try_into()
-        .expect("five words are five words");
-    *d = *a;
-}
-
 /// Step `u` through `evs` (bundle `fault` with `count_enable` flipped), calling
 /// `pre(u, ev)` before each step, and write after each step its record
-/// ([`Enc`]) into `out` from 0; returns the words written. `out` holds at least
+/// ([`Enc`]) into `out` from 0; returns the units written. `out` holds at least
 /// `evs.len()` records of the largest size.
 #[inline(always)]
 fn record<U: CounterUnit>(
@@ -758,7 +715,7 @@ fn record<U: CounterUnit>(
     enc: &mut Enc,
     evs: &[CycleEvents],
     fault: Option<usize>,
-    out: &mut [u32],
+    out: &mut [PackedRow],
     mut pre: impl FnMut(&U, &CycleEvents),
 ) -> usize {
     let mut pos = 0;
