@@ -64,7 +64,7 @@ pub fn bundle_line(ev: &CycleEvents) -> String {
 }
 
 /// Bundles per parallel chunk of [`LockStep::run_batch`].
-pub const CHUNK: usize = 2048;
+pub const CHUNK: usize = 1024;
 /// Chunks shorter than this go through the per-cycle path ([`LockStep::step`]).
 pub const MIN_PAR: usize = 64;
 
