@@ -263,6 +263,7 @@ impl LockStep {
                 // golden works on a copy made here (its heap blocks then come
                 // from this thread's arena, away from hw's: no false sharing) and
                 // is stored back at the end.
+                let _guard = StopOnPanic(&pr.stop);
                 let mut g = Pad(golden.clone());
                 let mut enc = Pad(Enc::new(&params));
                 for (k, chunk) in bundles.chunks(CHUNK).enumerate() {
@@ -299,6 +300,7 @@ impl LockStep {
                 **golden = g.0;
             });
             // hw on this thread
+            let _guard = StopOnPanic(&pr.stop);
             let mut c = start;
             for (k, chunk) in bundles.chunks(CHUNK).enumerate() {
                 // slot k % 2 is free once golden compared chunk k - 2
@@ -563,6 +565,18 @@ impl Progress {
     fn fail(&self, k: usize) {
         self.failed.fetch_min(k, Ordering::AcqRel);
         self.stop.store(true, Ordering::Release);
+    }
+}
+
+/// Raises `stop` if its side unwinds from a panic, so the other side stops
+/// waiting for it (the panic then surfaces instead of a hang).
+struct StopOnPanic<'a>(&'a AtomicBool);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Release);
+        }
     }
 }
 
