@@ -1,171 +1,49 @@
-//! Core tests: a protocol mirror (spec section 6 rules, written from the spec and
-//! independent of the counter models), subsystem tests and interval-analysis
+//! Core tests: every bundle checked against spec section 6 (by the protocol
+//! tracker of `events::gen`, independent of the counter models), subsystem tests and interval-analysis
 //! microbenchmarks. Every loop is bounded.
 
-use std::collections::VecDeque;
-
-use events::{CycleEvents, FetchStall, HeadCause, Squash};
+use events::gen::ProtocolState;
+use events::{CycleEvents, HeadCause, Squash};
 
 use crate::config::Config;
 use crate::core::Core;
 use crate::isa::{BranchKind, Instr, InstrSource, OpClass, SourceError};
 use crate::workloads::{self, Workload};
 
-/// The unit's visible bookkeeping, enough to check rules 1-9 of spec section 6.
+/// Every bundle the core emits, checked against rules 1-9 of spec section 6 by
+/// `events::gen::ProtocolState` (a reading of the contract independent of both
+/// counter models), which also mirrors the ROB occupancy and the rows in flight.
 pub(crate) struct Mirror {
-    rob_entries: u32,
-    rows: u32,
-    rob_count: u32,
-    rob_head: u32,
-    disp: VecDeque<(u16, bool)>,
-    fetched: u32,
-    pub(crate) bundles: u64,
+    st: ProtocolState,
+    bundles: u64,
 }
 
 impl Mirror {
     pub(crate) fn new(cfg: &Config) -> Mirror {
         Mirror {
-            rob_entries: cfg.core.rob_entries,
-            rows: cfg.core.fmt_rows,
-            rob_count: 0,
-            rob_head: 0,
-            disp: VecDeque::new(),
-            fetched: 0,
+            st: ProtocolState::new(cfg.unit_params()),
             bundles: 0,
         }
     }
 
-    /// Check and apply one bundle; `Err` names the rule broken.
+    /// Check and apply one bundle; `Err` names the bundle, the field and the rule.
     pub(crate) fn step(&mut self, e: &CycleEvents) -> Result<(), String> {
         let n = self.bundles;
+        self.st
+            .check(e)
+            .map_err(|v| format!("bundle {n}: {v}: {e:?}"))?;
+        self.st.apply(e);
         self.bundles += 1;
-        let fail = |rule: u32, what: String| Err(format!("bundle {n}: rule {rule}: {what}: {e:?}"));
-        if e.fetched_branches > 8 || e.dispatched > 4 || e.retired > 4 {
-            return fail(1, "width".into());
-        }
-        let mask = (1u16 << e.dispatched) as u8 as u16;
-        let lim = if e.dispatched >= 8 { 0x100 } else { mask };
-        if (e.dispatched_branches as u16) >= lim.max(1) && e.dispatched_branches != 0
-            || (e.dispatched_imiss as u16) >= lim.max(1) && e.dispatched_imiss != 0
-        {
-            return fail(1, "mask bit above dispatched".into());
-        }
-        if e.retired as u32 > self.rob_count {
-            return fail(2, "retired > rob_count".into());
-        }
-        let empty = self.rob_count == 0;
-        let head_ok = if e.retired > 0 || empty {
-            e.head == HeadCause::None
-        } else {
-            e.head != HeadCause::None
-        };
-        if !head_ok {
-            return fail(3, "head".into());
-        }
-        if e.fetch_stall != FetchStall::None && e.fetched_branches > 0 {
-            return fail(4, "stall with branches".into());
-        }
-        // retire
-        let mut retired_rows = 0;
-        let mut id = self.rob_head;
-        for _ in 0..e.retired {
-            if self
-                .disp
-                .get(retired_rows)
-                .is_some_and(|r| r.0 as u32 == id)
-            {
-                retired_rows += 1;
-            }
-            id = (id + 1) % self.rob_entries;
-        }
-        if e.fe_squash > 0 && !e.fe_redirect {
-            return fail(5, "fe_squash without redirect".into());
-        }
-        if e.fe_squash as u32 > self.fetched + e.fetched_branches as u32 {
-            return fail(5, "fe_squash too large".into());
-        }
-        let live = self.disp.len() as u32 - retired_rows as u32 + self.fetched;
-        if e.fetched_branches as u32 > self.rows - 1 - live {
-            return fail(
-                6,
-                format!("fetched {} with {} live rows", e.fetched_branches, live),
-            );
-        }
-        let surv = self.fetched - (e.fe_squash as u32).saturating_sub(e.fetched_branches as u32);
-        if e.dispatched_branches.count_ones() > surv {
-            return fail(7, "dispatched branches not fetched earlier".into());
-        }
-        if self.rob_count - e.retired as u32 + e.dispatched as u32 > self.rob_entries {
-            return fail(8, "ROB overflow".into());
-        }
-        let count_after = self.rob_count - e.retired as u32;
-        let head_after = id;
-        let age = |x: u16| (x as u32 + self.rob_entries - head_after) % self.rob_entries;
-        match e.squash {
-            Squash::None => {}
-            Squash::Mispredict(x) | Squash::Flush(x) => {
-                if x as u32 >= self.rob_entries || age(x) >= count_after {
-                    return fail(9, "squash id not in ROB".into());
-                }
-                if let Squash::Mispredict(_) = e.squash {
-                    let ok = self
-                        .disp
-                        .iter()
-                        .skip(retired_rows)
-                        .any(|r| r.0 == x && !r.1);
-                    if !ok {
-                        return fail(9, "mispredict of a non-branch or marked row".into());
-                    }
-                }
-            }
-        }
-        // apply
-        for _ in 0..retired_rows {
-            self.disp.pop_front();
-        }
-        self.rob_count = count_after;
-        self.rob_head = head_after;
-        self.fetched += e.fetched_branches as u32;
-        if e.fe_redirect {
-            self.fetched -= e.fe_squash as u32;
-        }
-        let mut tail = (self.rob_head + self.rob_count) % self.rob_entries;
-        for i in 0..e.dispatched {
-            if e.dispatched_branches >> i & 1 == 1 {
-                self.disp.push_back((tail as u16, false));
-                self.fetched -= 1;
-            }
-            tail = (tail + 1) % self.rob_entries;
-        }
-        self.rob_count += e.dispatched as u32;
-        match e.squash {
-            Squash::None => {}
-            Squash::Mispredict(x) => {
-                let keep = age(x);
-                self.disp.retain(|r| age(r.0) <= keep);
-                for r in self.disp.iter_mut() {
-                    if r.0 == x {
-                        r.1 = true;
-                    }
-                }
-                self.rob_count = keep + 1;
-                self.fetched = 0;
-            }
-            Squash::Flush(x) => {
-                let keep = age(x);
-                self.disp.retain(|r| age(r.0) < keep);
-                self.rob_count = keep;
-                self.fetched = 0;
-            }
-        }
         Ok(())
     }
 
     pub(crate) fn rob_count(&self) -> u32 {
-        self.rob_count
+        self.st.rob_count()
     }
+
+    /// Branches fetched and not yet retired (dispatched plus fetched rows).
     pub(crate) fn live_rows(&self) -> u32 {
-        self.disp.len() as u32 + self.fetched
+        self.st.dispatched_rows() + self.st.fetched_rows()
     }
 }
 
