@@ -5,7 +5,7 @@ BIN   := target/release/cpistack
 # The shared ChampSim traces live beside the repository.
 TRACES ?= ../shared/traces
 
-.PHONY: all build release demo verify lint fmt test smoke bench clean waves screenshot stacks-smoke paper
+.PHONY: test-deps all build release demo verify lint fmt test smoke bench clean waves screenshot stacks-smoke paper
 
 all: build
 
@@ -21,7 +21,7 @@ demo: release
 	$(BIN) run --workload server --instructions 1000000 --check
 
 ## verify: the regression (what CI runs).
-verify: lint test smoke stacks-smoke
+verify: test-deps lint test smoke stacks-smoke
 	@echo "make verify: all checks passed"
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "tests: %d passed, %d failed\n", p, f }' target/test.log
 
@@ -31,6 +31,19 @@ lint:
 
 fmt:
 	$(CARGO) fmt --all
+
+## test-deps: what the tests need beyond cargo: GTKWave and Xvfb for the test that
+## loads every `.gtkw` layout in GTKWave itself (installed from Debian if missing;
+## if that fails the test says SKIPPED loudly).
+TEST_PKGS := gtkwave xvfb xauth
+test-deps:
+	@missing=""; for c in gtkwave xvfb-run xauth; do command -v $$c >/dev/null || missing="$$missing $$c"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing $(TEST_PKGS) for the GTKWave test (missing:$$missing)"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  { $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(TEST_PKGS) >/dev/null; } \
+	  || echo "*** WARNING: could not install $(TEST_PKGS): the GTKWave test will be SKIPPED ***"; \
+	fi
 
 ## test: every test of the workspace; the log feeds the summary line of `verify`.
 test:
