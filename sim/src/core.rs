@@ -284,18 +284,7 @@ impl<S: InstrSource> Core<S> {
             blk_epoch: 0,
             blk_until: 0,
             blk: HeadCause::Other,
-            instr: Instr {
-                pc: 0,
-                size: 4,
-                class: OpClass::Alu,
-                branch: None,
-                taken: false,
-                target: 0,
-                srcs: [0; 4],
-                dsts: [0; 2],
-                load_addr: 0,
-                store_addr: 0,
-            },
+            instr: Instr::plain_alu(0, 4),
         };
         let mut core = Core {
             ideal: cfg.ideal.clone(),

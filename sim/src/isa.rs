@@ -55,6 +55,24 @@ pub struct Instr {
 }
 
 impl Instr {
+    /// The plain sequential ALU instruction of `size` bytes at `pc` (no registers,
+    /// no memory, not a branch): what [`InstrSource::wrong_path`] yields for an
+    /// address the source knows nothing about.
+    pub const fn plain_alu(pc: u64, size: u8) -> Instr {
+        Instr {
+            pc,
+            size,
+            class: OpClass::Alu,
+            branch: None,
+            taken: false,
+            target: 0,
+            srcs: [0; 4],
+            dsts: [0; 2],
+            load_addr: 0,
+            store_addr: 0,
+        }
+    }
+
     /// Address of the next instruction on the committed path.
     #[inline]
     pub fn next_pc(&self) -> u64 {

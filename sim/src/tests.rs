@@ -95,18 +95,7 @@ struct Prog {
 }
 
 fn alu(pc: u64) -> Instr {
-    Instr {
-        pc,
-        size: 4,
-        class: OpClass::Alu,
-        branch: None,
-        taken: false,
-        target: 0,
-        srcs: [0; 4],
-        dsts: [0; 2],
-        load_addr: 0,
-        store_addr: 0,
-    }
+    Instr::plain_alu(pc, 4)
 }
 
 impl Prog {

@@ -555,18 +555,7 @@ impl InstrSource for Workload {
                 }
                 r
             }
-            None => Instr {
-                pc,
-                size: 4,
-                class: OpClass::Alu,
-                branch: None,
-                taken: false,
-                target: 0,
-                srcs: [0; 4],
-                dsts: [0; 2],
-                load_addr: 0,
-                store_addr: 0,
-            },
+            None => Instr::plain_alu(pc, 4),
         }
     }
 }

@@ -77,18 +77,7 @@ impl StaticInstr {
 
 /// The plain sequential ALU instruction assumed where the trace never went.
 pub fn unseen_instr(pc: u64) -> Instr {
-    Instr {
-        pc,
-        size: UNSEEN_SIZE,
-        class: OpClass::Alu,
-        branch: None,
-        taken: false,
-        target: 0,
-        srcs: [0; 4],
-        dsts: [0; 2],
-        load_addr: 0,
-        store_addr: 0,
-    }
+    Instr::plain_alu(pc, UNSEEN_SIZE)
 }
 
 /// A fast hasher for code addresses (folded 64x64->128 multiply).
