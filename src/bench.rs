@@ -61,12 +61,24 @@ pub fn rate(items: usize, reps: usize, mut f: impl FnMut()) -> f64 {
     items as f64 / best
 }
 
-/// Drive one unit over the whole stream.
+/// Drive one unit over the whole stream, one `step` per bundle.
 pub fn drive<U: CounterUnit>(u: &mut U, s: &[CycleEvents]) {
     for ev in s {
         u.step(black_box(ev));
     }
 }
+
+/// Drive one unit over the whole stream in batches of [`BATCH`] bundles
+/// ([`CounterUnit::step_many`]: `hw` pays its kernel dispatch once per batch;
+/// the state after each batch is the same as after as many `step` calls).
+pub fn drive_batched<U: CounterUnit>(u: &mut U, s: &[CycleEvents]) {
+    for b in s.chunks(BATCH) {
+        u.step_many(black_box(b));
+    }
+}
+
+/// Bundles per [`CounterUnit::step_many`] call in [`drive_batched`].
+pub const BATCH: usize = 4096;
 
 /// The counter-unit figures of issue 2 on a stream of `cycles` bundles.
 pub fn unit_figures(cycles: usize, reps: usize, figs: &mut Figures) -> anyhow::Result<()> {
@@ -80,6 +92,15 @@ pub fn unit_figures(cycles: usize, reps: usize, figs: &mut Figures) -> anyhow::R
         rate(cycles, reps, || {
             let mut u = hw::Unit::new(p).expect("default params are legal");
             drive(&mut u, &s);
+            assert!(u.view().error.is_none(), "bench stream must be legal");
+            black_box(u.view());
+        }),
+    );
+    figs.push(
+        "hw_fmt_batch_cycles_per_s",
+        rate(cycles, reps, || {
+            let mut u = hw::Unit::new(p).expect("default params are legal");
+            drive_batched(&mut u, &s);
             assert!(u.view().error.is_none(), "bench stream must be legal");
             black_box(u.view());
         }),

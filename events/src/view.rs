@@ -288,6 +288,13 @@ pub trait CounterUnit {
     fn params(&self) -> &Params;
     /// One clock cycle. Infallible: a bad bundle sets the error latch (spec 6).
     fn step(&mut self, ev: &CycleEvents);
+    /// `evs.len()` clock cycles, exactly as many calls of [`CounterUnit::step`]
+    /// (a model may override it to pay its per-call costs once per batch).
+    fn step_many(&mut self, evs: &[CycleEvents]) {
+        for ev in evs {
+            self.step(ev);
+        }
+    }
     /// The scalar visible state at the current cycle boundary.
     fn view(&self) -> UnitView;
     /// Live rows, oldest first: the dispatched rows, then the fetched rows, then the

@@ -71,19 +71,30 @@
 //! # Speed
 //!
 //! The per-cycle penalty increment (4.1) builds, per 64-row word, the mask
-//! `dispatched & !done` (and `& !mispredict` in an FMT stall cycle) and walks its
-//! set bits (`trailing_zeros`, clear lowest). The add is unconditional; when
-//! `L < 32` the OR of the new values tells whether one passed `2^L - 1`, and
-//! only then a `#[cold]` pass puts those rows back to the maximum (a saturating
-//! add, done in two steps). The retirement walk compares the ROB age of the
-//! oldest dispatched rows with `retired` (usually one comparison says "none").
-//! Retire, fetch and dispatch loop over at most 8 items; the squash row search
-//! (rule 9 and the `n` of 4.5), the squash itself and sFMT's clearing commits
-//! are `#[cold]` functions, so the common cycle stays compact. `apply` is
-//! monomorphised on the number of 64-bit row words (1, 2 or 4) and the variant.
-//! Registers are updated in place: copying a ~110-byte `Regs` in and out every
-//! cycle cost about a third of the time (store-forwarding stalls). Nothing
-//! allocates after [`Unit::new`].
+//! `dispatched & !done` (and `& !mispredict` in an FMT stall cycle) and applies
+//! a saturating `+1` to the `penalty` register of every row in it. The
+//! `penalty` registers are one contiguous array, so on a CPU with AVX-512 (found
+//! at run time, [`Kernel`]) this is the hardware's parallel incrementers: four
+//! masked vector adds of 16 rows, a `min` with `2^L - 1`, and one test for a
+//! lost count, with no branch on the data. The portable kernel walks the set
+//! bits instead. Both are the same next-state function (tests run both on the
+//! same streams). The retirement walk compares the ROB age of the oldest
+//! dispatched rows with `retired` (usually one comparison says "none"). Retire,
+//! fetch and dispatch loop over at most 8 items; the squash row search (rule 9
+//! and the `n` of 4.5), the squash itself and sFMT's clearing commits are
+//! `#[cold]` functions, so the common cycle stays compact. `apply` is
+//! monomorphised on the number of 64-bit row words (1, 2 or 4), the variant
+//! and the kernel; [`CounterUnit::step_many`] runs a whole batch inside one
+//! kernel call. Registers are updated in place: copying a ~110-byte `Regs` in
+//! and out every cycle cost about a third of the time (store-forwarding
+//! stalls). Nothing allocates after [`Unit::new`].
+//!
+//! Measured and rejected (each slower on the benchmark stream, where the host's
+//! predictor learns the generator's patterns better than expected): a
+//! branch-free first step of the retirement walk, a branch-free dispatch of the
+//! first branch, unconditional retire updates, the eight rule checks folded
+//! into one flag before a single branch, and a vector form of the retirement
+//! walk (one age comparator per row).
 //!
 //! # What `view` and the row read-out cost
 //!
@@ -98,10 +109,9 @@
 //! set `mispredict` bits of the dispatched region (one or two rows in practice):
 //! keeping it as a running sum put a loop into the per-cycle penalty increment and
 //! cost the standalone unit about 3% (measured), more than the walk costs the
-//! checker. A row's word registers
-//! are stored together as `[penalty, rob_id, l1i, l2i, itlb]`, the layout of
-//! [`PackedRow`], so [`CounterUnit::rows_packed`] is one or two block copies of
-//! the live region plus the `dispatched`/`mispredict`/`done` bits.
+//! checker. [`CounterUnit::rows_packed`] reads the live rows in one or two
+//! contiguous runs of each register array (the table wraps) into
+//! [`PackedRow`]s, then sets the `mispredict`/`done` bits.
 
 use bitvec::prelude::*;
 use events::{
@@ -178,28 +188,30 @@ struct Obs {
 
 /// Per-row registers. Only physical rows `0..F` are used.
 ///
-/// The word registers of a row sit together, `[penalty, rob_id, l1i, l2i, itlb]`
-/// (the layout of [`PackedRow`]), each holding a value inside its width
-/// (`rob_id`: `ceil(log2(E))` bits; the others `L` bits, saturating), so that the
-/// live region is read out for the lock-step checker with a block copy.
+/// One array per register kind (`penalty`, `rob_id`, and FMT's `l1i`, `l2i`,
+/// `itlb`), each holding a value inside its width (`rob_id`: `ceil(log2(E))`
+/// bits; the others `L` bits, saturating). The `penalty` array is contiguous so
+/// that the per-cycle increment of every counting row is a handful of masked
+/// vector adds (one per 16 rows), the software form of the per-row
+/// incrementers; every array is read out for the lock-step checker with block
+/// copies.
 #[derive(Clone)]
+#[repr(C, align(64))]
 struct Rows {
-    regs: [[u32; 5]; MAX_ROWS],
+    pen: [u32; MAX_ROWS],
+    rid: [u32; MAX_ROWS],
+    /// `[l1i, l2i, itlb]`, one array each.
+    ic: [[u32; MAX_ROWS]; 3],
     mispredict: RowBits,
     done: RowBits,
 }
 
-/// Index of `penalty` in a row's registers.
-const PEN: usize = 0;
-/// Index of `rob_id` in a row's registers.
-const RID: usize = 1;
-/// Index of `l1i` (then `l2i`, `itlb`) in a row's registers.
-const IC: usize = 2;
-
 impl Rows {
     fn zeroed() -> Self {
         Self {
-            regs: [[0; 5]; MAX_ROWS],
+            pen: [0; MAX_ROWS],
+            rid: [0; MAX_ROWS],
+            ic: [[0; MAX_ROWS]; 3],
             mispredict: BitArray::ZERO,
             done: BitArray::ZERO,
         }
@@ -207,28 +219,93 @@ impl Rows {
     #[inline(always)]
     fn zero(&mut self, r: usize) {
         let r = r & (MAX_ROWS - 1);
-        self.regs[r] = [0; 5];
+        self.pen[r] = 0;
+        self.rid[r] = 0;
+        for a in &mut self.ic {
+            a[r] = 0;
+        }
         put_bit(&mut self.mispredict.data, r, false);
         put_bit(&mut self.done.data, r, false);
     }
     #[inline(always)]
     fn penalty(&self, r: usize) -> u32 {
-        self.regs[r & (MAX_ROWS - 1)][PEN]
+        self.pen[r & (MAX_ROWS - 1)]
     }
     #[inline(always)]
     fn rob_id(&self, r: usize) -> u16 {
-        self.regs[r & (MAX_ROWS - 1)][RID] as u16
+        self.rid[r & (MAX_ROWS - 1)] as u16
     }
     #[inline(always)]
     fn set_rob_id(&mut self, r: usize, id: u16) {
-        self.regs[r & (MAX_ROWS - 1)][RID] = id as u32;
+        self.rid[r & (MAX_ROWS - 1)] = id as u32;
     }
     /// `[l1i, l2i, itlb]`.
     #[inline(always)]
     fn icnt(&self, r: usize) -> [u32; 3] {
-        let g = &self.regs[r & (MAX_ROWS - 1)];
-        [g[IC], g[IC + 1], g[IC + 2]]
+        let r = r & (MAX_ROWS - 1);
+        [self.ic[0][r], self.ic[1][r], self.ic[2][r]]
     }
+}
+
+/// The per-row penalty incrementers of 64 rows (one row-vector word): a
+/// saturating `+1` of `pen[i]` for every set bit `i` of `m`; returns whether a
+/// row asked to count was already at `max` (the count is lost, spec 2).
+/// Portable form: a walk over the set bits.
+#[inline(always)]
+fn pen_inc_portable(pen: &mut [u32; 64], m: u64, max: u32) -> bool {
+    let mut k = m;
+    let mut lost = 0u32;
+    while k != 0 {
+        let r = (k.trailing_zeros() & 63) as usize;
+        let p = pen[r];
+        let at_max = (p == max) as u32;
+        pen[r] = p + (at_max ^ 1);
+        lost |= at_max;
+        k &= k - 1;
+    }
+    lost != 0
+}
+
+/// [`pen_inc_portable`] with AVX-512: four masked compare-and-add steps of 16
+/// rows each, no branch on the data.
+///
+/// # Safety
+/// The CPU must support AVX-512F (checked once in [`Unit::new`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,popcnt")]
+#[inline]
+unsafe fn pen_inc_avx512(pen: &mut [u32; 64], m: u64, max: u32) -> bool {
+    use std::arch::x86_64::*;
+    let maxv = _mm512_set1_epi32(max as i32);
+    let one = _mm512_set1_epi32(1);
+    if max == u32::MAX {
+        // 32-bit locals: `+1` would wrap, so the rows at the maximum are masked off.
+        let mut lost = 0u16;
+        for j in 0..4 {
+            let k = (m >> (16 * j)) as u16;
+            let ptr = pen.as_mut_ptr().add(16 * j);
+            // SAFETY: `ptr .. ptr + 16` lies inside `pen` (j < 4); unaligned access.
+            let p = _mm512_loadu_si512(ptr as *const _);
+            let ok = _mm512_mask_cmpneq_epu32_mask(k, p, maxv);
+            lost |= k & !ok;
+            _mm512_storeu_si512(ptr as *mut _, _mm512_mask_add_epi32(p, ok, p, one));
+        }
+        return lost != 0;
+    }
+    // `max < 2^32 - 1`: `p + 1 <= max + 1` cannot wrap, so the saturating
+    // increment is `min(p + inc, max)`, and a count was lost iff some `p + inc`
+    // passed `max` (one test after the four blocks).
+    let mut hi = _mm512_setzero_si512();
+    for j in 0..4 {
+        let k = (m >> (16 * j)) as u16;
+        let ptr = pen.as_mut_ptr().add(16 * j);
+        // SAFETY: `ptr .. ptr + 16` lies inside `pen` (j < 4); unaligned access.
+        let p = _mm512_loadu_si512(ptr as *const _);
+        let q = _mm512_add_epi32(p, _mm512_maskz_mov_epi32(k, one));
+        hi = _mm512_max_epu32(hi, q);
+        _mm512_storeu_si512(ptr as *mut _, _mm512_min_epu32(q, maxv));
+    }
+    _mm512_cmpgt_epu32_mask(hi, maxv) != 0
 }
 
 /// Clear every I-miss bit (the first `words` words hold them all).
@@ -302,6 +379,7 @@ struct Cfg {
     fetch_width: u8,
     dispatch_width: u8,
     retire_width: u8,
+    kernel: Kernel,
 }
 
 impl Cfg {
@@ -434,6 +512,7 @@ impl Unit {
             fetch_width: params.fetch_width as u8,
             dispatch_width: params.dispatch_width as u8,
             retire_width: params.retire_width as u8,
+            kernel: Kernel::detect(),
         };
         Ok(Self {
             params,
@@ -563,7 +642,10 @@ impl Unit {
     /// Check the bundle against the current state (spec section 6), in rule order.
     /// Reads only. On success returns what 4.5 needs from the row search.
     #[inline(always)]
-    fn check(&self, ev: &CycleEvents) -> Result<Plan, (Field, u8)> {
+    fn check<const W: usize, const SIMD: bool>(
+        &self,
+        ev: &CycleEvents,
+    ) -> Result<Plan, (Field, u8)> {
         let c = &self.cfg;
         let s = &self.q;
         // Rule 1, fields in the order of spec section 3.
@@ -710,24 +792,6 @@ impl Unit {
         clear_imiss(imiss, c.rob_words);
     }
 
-    /// After an unconditional penalty increment of the rows `m` of one word: the
-    /// rows that went to `max + 1` go back to `max` (a saturating increment);
-    /// returns whether there was one.
-    #[cold]
-    #[inline(never)]
-    fn unsaturate(regs: &mut [[u32; 5]; 64], mut m: u64, max: u32) -> bool {
-        let mut lost = false;
-        while m != 0 {
-            let r = (m.trailing_zeros() & 63) as usize;
-            if regs[r][PEN] > max {
-                regs[r][PEN] = max;
-                lost = true;
-            }
-            m &= m - 1;
-        }
-        lost
-    }
-
     /// Saturating local increment; returns whether the count was lost.
     #[inline]
     fn bump(v: &mut u32, max: u32) -> bool {
@@ -747,11 +811,11 @@ impl Unit {
 
     /// One clock cycle of a unit whose error latch is clear: check, then commit
     /// the next state or latch the error.
-    #[inline(never)]
-    fn cycle<const W: usize, const FMT: bool>(&mut self, ev: &CycleEvents) {
-        match self.check(ev) {
+    #[inline(always)]
+    fn cycle<const W: usize, const FMT: bool, const SIMD: bool>(&mut self, ev: &CycleEvents) {
+        match self.check::<W, SIMD>(ev) {
             Ok(plan) => {
-                self.apply::<W, FMT>(ev, plan);
+                self.apply::<W, FMT, SIMD>(ev, plan);
                 self.latch.bundles += 1;
             }
             Err((field, rule)) => {
@@ -767,7 +831,11 @@ impl Unit {
     /// The next state for a legal bundle (spec 4.1-4.5), written in place
     /// (see the module doc for why this is the pure next-state function).
     #[inline(always)]
-    fn apply<const W: usize, const FMT: bool>(&mut self, ev: &CycleEvents, plan: Plan) {
+    fn apply<const W: usize, const FMT: bool, const SIMD: bool>(
+        &mut self,
+        ev: &CycleEvents,
+        plan: Plan,
+    ) {
         let c = &self.cfg;
         let d = &mut self.q;
         let rows = &mut *self.rows;
@@ -801,7 +869,7 @@ impl Unit {
                 if stall {
                     if FMT {
                         let r = c.phys(d.ftail);
-                        let lost = Self::bump(&mut rows.regs[r][IC + stall_kind - 1], c.local_max);
+                        let lost = Self::bump(&mut rows.ic[stall_kind - 1][r], c.local_max);
                         sat |= lost;
                         obs.pend_i[stall_kind - 1] += (!lost) as u64;
                     } else if !d.refilling {
@@ -814,38 +882,21 @@ impl Unit {
                     let region = c.region_word::<W>(d.head, d.dtail, w);
                     let done = rows.done.data[w];
                     let mp = rows.mispredict.data[w];
-                    let mut m = region & !done & (keep_mp | !mp);
-                    let pen: &mut [[u32; 5]; 64] = (&mut rows.regs[64 * w..64 * w + 64])
+                    let m = region & !done & (keep_mp | !mp);
+                    let pen: &mut [u32; 64] = (&mut rows.pen[64 * w..64 * w + 64])
                         .try_into()
                         .expect("64 rows per word");
-                    let max = c.local_max;
-                    if max < u32::MAX {
-                        // Increment, then fix the rare rows that passed `max`
-                        // (they were at `max`: now `max + 1`, no other row can be).
-                        let mut seen = 0u32;
-                        let mut k = m;
-                        while k != 0 {
-                            let r = (k.trailing_zeros() & 63) as usize;
-                            let p = pen[r][PEN] + 1;
-                            pen[r][PEN] = p;
-                            seen |= p;
-                            k &= k - 1;
+                    sat |= if SIMD {
+                        #[cfg(target_arch = "x86_64")]
+                        // SAFETY: `SIMD` is only set when `Unit::new` found AVX-512F.
+                        unsafe {
+                            pen_inc_avx512(pen, m, c.local_max)
                         }
-                        if seen > max {
-                            sat |= Self::unsaturate(pen, m, max);
-                        }
+                        #[cfg(not(target_arch = "x86_64"))]
+                        unreachable!("no SIMD kernel on this architecture")
                     } else {
-                        let mut lost = 0u32;
-                        while m != 0 {
-                            let r = (m.trailing_zeros() & 63) as usize;
-                            let p = pen[r][PEN];
-                            let at_max = (p == max) as u32;
-                            pen[r][PEN] = p + (at_max ^ 1);
-                            lost |= at_max;
-                            m &= m - 1;
-                        }
-                        sat |= lost != 0;
-                    }
+                        pen_inc_portable(pen, m, c.local_max)
+                    };
                 }
                 if d.refill_pending && !(FMT && stall) {
                     Self::gadd(d, gm, Counter::Bpred.idx(), 1);
@@ -1037,24 +1088,111 @@ impl Unit {
     }
 }
 
+impl Unit {
+    /// One cycle with the portable next-state code, monomorphised on the
+    /// row-vector words in use and the variant.
+    #[inline(never)]
+    fn step_portable(&mut self, evs: &[CycleEvents]) {
+        match (self.cfg.words, self.cfg.fmt) {
+            (1, true) => self.cycles::<1, true, false>(evs),
+            (1, false) => self.cycles::<1, false, false>(evs),
+            (2, true) => self.cycles::<2, true, false>(evs),
+            (2, false) => self.cycles::<2, false, false>(evs),
+            (_, true) => self.cycles::<ROW_WORDS, true, false>(evs),
+            (_, false) => self.cycles::<ROW_WORDS, false, false>(evs),
+        }
+    }
+
+    /// Cycles until the batch ends or a bundle is rejected (the latch then
+    /// ignores the rest).
+    #[inline(always)]
+    fn cycles<const W: usize, const FMT: bool, const SIMD: bool>(&mut self, evs: &[CycleEvents]) {
+        for ev in evs {
+            if self.latch.error.is_some() {
+                return;
+            }
+            self.cycle::<W, FMT, SIMD>(ev);
+        }
+    }
+
+    /// [`Unit::step_portable`] compiled for AVX-512, with the vector penalty
+    /// incrementers.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F, AVX-512BW and POPCNT.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,popcnt")]
+    #[inline(never)]
+    unsafe fn step_avx512(&mut self, evs: &[CycleEvents]) {
+        match (self.cfg.words, self.cfg.fmt) {
+            (1, true) => self.cycles::<1, true, true>(evs),
+            (1, false) => self.cycles::<1, false, true>(evs),
+            (2, true) => self.cycles::<2, true, true>(evs),
+            (2, false) => self.cycles::<2, false, true>(evs),
+            (_, true) => self.cycles::<ROW_WORDS, true, true>(evs),
+            (_, false) => self.cycles::<ROW_WORDS, false, true>(evs),
+        }
+    }
+
+    /// The next-state code this unit runs (chosen in [`Unit::new`]).
+    pub fn kernel(&self) -> Kernel {
+        self.cfg.kernel
+    }
+
+    /// Run the given next-state code from now on; `Kernel::Avx512` is refused
+    /// (`false`, nothing changes) on a CPU without AVX-512F. Both kernels compute
+    /// the same next state; tests run both.
+    pub fn set_kernel(&mut self, k: Kernel) -> bool {
+        if k == Kernel::Avx512 && Kernel::detect() != Kernel::Avx512 {
+            return false;
+        }
+        self.cfg.kernel = k;
+        true
+    }
+}
+
+/// Which compiled form of the next-state logic a [`Unit`] runs. The state and
+/// every output are the same; only the host instructions differ.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// Plain Rust for any CPU.
+    Portable,
+    /// The penalty incrementers as AVX-512 masked vector adds (x86-64 CPUs with
+    /// AVX-512F, detected at run time).
+    Avx512,
+}
+
+impl Kernel {
+    /// The fastest kernel this CPU runs.
+    pub fn detect() -> Kernel {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("popcnt")
+        {
+            return Kernel::Avx512;
+        }
+        Kernel::Portable
+    }
+}
+
 impl CounterUnit for Unit {
     fn params(&self) -> &Params {
         &self.params
     }
 
     fn step(&mut self, ev: &CycleEvents) {
-        if self.latch.error.is_some() {
+        self.step_many(std::slice::from_ref(ev));
+    }
+
+    fn step_many(&mut self, evs: &[CycleEvents]) {
+        #[cfg(target_arch = "x86_64")]
+        if self.cfg.kernel == Kernel::Avx512 {
+            // SAFETY: `Kernel::Avx512` is only chosen when the CPU has the features.
+            unsafe { self.step_avx512(evs) };
             return;
         }
-        // Monomorphised on the row-vector words in use and the variant.
-        match (self.cfg.words, self.cfg.fmt) {
-            (1, true) => self.cycle::<1, true>(ev),
-            (1, false) => self.cycle::<1, false>(ev),
-            (2, true) => self.cycle::<2, true>(ev),
-            (2, false) => self.cycle::<2, false>(ev),
-            (_, true) => self.cycle::<ROW_WORDS, true>(ev),
-            (_, false) => self.cycle::<ROW_WORDS, false>(ev),
-        }
+        self.step_portable(evs);
     }
 
     fn view(&self) -> UnitView {
@@ -1121,15 +1259,24 @@ impl CounterUnit for Unit {
         // The live rows in age order: one or two block copies of the registers
         // (the table wraps), then the `dispatched` bit of the dispatched rows,
         // and `rob_id` shown as 0 for the others.
+        // The live rows in age order: registers from row `head` on, in one or two
+        // runs (the table wraps); `dispatched` set for the first `nd`, and
+        // `rob_id` shown as 0 for the others.
         let first = n.min(c.rows as usize - h);
-        out[..first].copy_from_slice(&rows.regs[h..h + first]);
-        out[first..].copy_from_slice(&rows.regs[..n - first]);
-        let (disp, rest) = out.split_at_mut(nd);
-        for o in disp.iter_mut() {
-            o[RID] |= META_DISPATCHED;
-        }
-        for o in rest.iter_mut() {
-            o[RID] = 0;
+        let (o1, o2) = out.split_at_mut(first);
+        for (base, seg, start) in [(0usize, o1, h), (first, o2, 0usize)] {
+            let len = seg.len();
+            let (pen, rid) = (&rows.pen[start..start + len], &rows.rid[start..start + len]);
+            let (l1, l2, it) = (
+                &rows.ic[0][start..start + len],
+                &rows.ic[1][start..start + len],
+                &rows.ic[2][start..start + len],
+            );
+            for i in 0..len {
+                let disp = ((base + i) < nd) as u32;
+                let meta = (rid[i] | META_DISPATCHED) & disp.wrapping_neg();
+                seg[i] = [pen[i], meta, l1[i], l2[i], it[i]];
+            }
         }
         // The `mispredict` and `done` bits of the live rows, from the bit
         // vectors (few are set).

@@ -591,6 +591,84 @@ fn run_illegal(p: Params, seed: u64, prefix: u64, fully_random: bool) -> Result<
     Ok(())
 }
 
+/// Everything `hw` holds: the scalar registers, the latch, every physical
+/// row's registers and bits, the I-miss vector, and the view.
+fn hw_state(u: &hw::Unit) -> String {
+    let rows = u.params().fmt_rows as usize;
+    let regs: Vec<_> = (0..rows)
+        .map(|r| (u.row_rob_id(r), u.row_penalty(r), u.row_icounts(r)))
+        .collect();
+    format!(
+        "{:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+        u.regs(),
+        u.latch(),
+        regs,
+        &u.mispredict_bits().as_raw_slice()[..rows.div_ceil(64)],
+        &u.done_bits().as_raw_slice()[..rows.div_ceil(64)],
+        u.imiss_vec().as_raw_slice(),
+        u.view()
+    )
+}
+
+/// The portable kernel stepped one bundle at a time and the fastest kernel this
+/// CPU has (AVX-512 where present) stepped in batches of 1-64 bundles
+/// (`step_many`) hold the same state at every batch boundary, on stress
+/// streams with an illegal bundle somewhere (after which both must stay frozen).
+fn run_kernels(
+    p: Params,
+    cfg: &GenConfig,
+    seed: u64,
+    cycles: u64,
+    bad_at: u64,
+) -> Result<(), String> {
+    let ctx = |e: String| format!("seed {seed}, params {p:?}, illegal at {bad_at}: {e}");
+    let mut a = hw::Unit::new(p).map_err(|e| e.to_string())?;
+    a.set_kernel(hw::Kernel::Portable);
+    let mut b = hw::Unit::new(p).map_err(|e| e.to_string())?;
+    b.set_kernel(hw::Kernel::detect());
+    let mut gen = Generator::new(p, cfg.clone(), seed);
+    let mut st = ProtocolState::new(p);
+    let mut rng = seeded_rng(seed ^ 0x5bd1_e995);
+    let mut evs = Vec::with_capacity(cycles as usize);
+    for i in 0..cycles {
+        let ev = gen.next().expect("infinite");
+        if i == bad_at {
+            evs.push(mutate_illegal(&ev, &st, &mut rng).0);
+        } else {
+            if i < bad_at {
+                st.apply(&ev);
+            }
+            evs.push(ev);
+        }
+    }
+    let mut at = 0usize;
+    let mut x = seed;
+    while at < evs.len() {
+        // batch sizes 1..=64 from an LCG on the seed
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let k = (1 + (x >> 58) as usize).min(evs.len() - at);
+        for ev in &evs[at..at + k] {
+            a.step(ev);
+        }
+        b.step_many(&evs[at..at + k]);
+        at += k;
+        let (x, y) = (hw_state(&a), hw_state(&b));
+        if x != y {
+            return Err(ctx(format!(
+                "kernels differ after bundle {at} ({:?} vs {:?}):\nportable {x}\nfast     {y}",
+                a.kernel(),
+                b.kernel()
+            )));
+        }
+    }
+    if bad_at < cycles && a.view().error.is_none() {
+        return Err(ctx("the illegal bundle latched no error".into()));
+    }
+    Ok(())
+}
+
 fn fail(e: String) -> TestCaseError {
     TestCaseError::fail(e)
 }
@@ -630,6 +708,13 @@ proptest! {
     #[test]
     fn lockstep_small_rob(p in small_rob(), cfg in knobs(), seed in any::<u64>(), n in 1000u64..4000) {
         run_legal(p, &cfg, seed, n).map_err(fail)?;
+    }
+
+    /// `hw`'s portable and AVX-512 kernels, one bundle at a time and in batches,
+    /// hold the same registers (half the cases with an illegal bundle).
+    #[test]
+    fn kernels_and_batches_agree(p in any_params(), cfg in knobs(), seed in any::<u64>(), n in 500u64..3000, bad in 0u64..6000) {
+        run_kernels(p, &cfg, seed, n, bad).map_err(fail)?;
     }
 
     /// A mutated legal bundle after a legal prefix: the tracker's {bundle, field,
