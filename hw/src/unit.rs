@@ -270,9 +270,9 @@ fn pen_inc_portable(pen: &mut [u32; 64], m: u64, max: u32) -> bool {
 /// rows each, no branch on the data.
 ///
 /// # Safety
-/// The CPU must support AVX-512F (checked once in [`Unit::new`]).
+/// The CPU must support AVX-512F and POPCNT (checked once in [`Unit::new`]).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,popcnt")]
+#[target_feature(enable = "avx512f,popcnt")]
 #[inline]
 unsafe fn pen_inc_avx512(pen: &mut [u32; 64], m: u64, max: u32) -> bool {
     use std::arch::x86_64::*;
@@ -642,10 +642,7 @@ impl Unit {
     /// Check the bundle against the current state (spec section 6), in rule order.
     /// Reads only. On success returns what 4.5 needs from the row search.
     #[inline(always)]
-    fn check<const W: usize, const SIMD: bool>(
-        &self,
-        ev: &CycleEvents,
-    ) -> Result<Plan, (Field, u8)> {
+    fn check(&self, ev: &CycleEvents) -> Result<Plan, (Field, u8)> {
         let c = &self.cfg;
         let s = &self.q;
         // Rule 1, fields in the order of spec section 3.
@@ -813,7 +810,7 @@ impl Unit {
     /// the next state or latch the error.
     #[inline(always)]
     fn cycle<const W: usize, const FMT: bool, const SIMD: bool>(&mut self, ev: &CycleEvents) {
-        match self.check::<W, SIMD>(ev) {
+        match self.check(ev) {
             Ok(plan) => {
                 self.apply::<W, FMT, SIMD>(ev, plan);
                 self.latch.bundles += 1;
@@ -888,7 +885,7 @@ impl Unit {
                         .expect("64 rows per word");
                     sat |= if SIMD {
                         #[cfg(target_arch = "x86_64")]
-                        // SAFETY: `SIMD` is only set when `Unit::new` found AVX-512F.
+                        // SAFETY: `SIMD` is only set when the CPU has the features.
                         unsafe {
                             pen_inc_avx512(pen, m, c.local_max)
                         }
@@ -1089,48 +1086,48 @@ impl Unit {
 }
 
 impl Unit {
-    /// One cycle with the portable next-state code, monomorphised on the
-    /// row-vector words in use and the variant.
+    /// A batch of cycles with the portable next-state code.
     #[inline(never)]
     fn step_portable(&mut self, evs: &[CycleEvents]) {
-        match (self.cfg.words, self.cfg.fmt) {
-            (1, true) => self.cycles::<1, true, false>(evs),
-            (1, false) => self.cycles::<1, false, false>(evs),
-            (2, true) => self.cycles::<2, true, false>(evs),
-            (2, false) => self.cycles::<2, false, false>(evs),
-            (_, true) => self.cycles::<ROW_WORDS, true, false>(evs),
-            (_, false) => self.cycles::<ROW_WORDS, false, false>(evs),
-        }
-    }
-
-    /// Cycles until the batch ends or a bundle is rejected (the latch then
-    /// ignores the rest).
-    #[inline(always)]
-    fn cycles<const W: usize, const FMT: bool, const SIMD: bool>(&mut self, evs: &[CycleEvents]) {
-        for ev in evs {
-            if self.latch.error.is_some() {
-                return;
-            }
-            self.cycle::<W, FMT, SIMD>(ev);
-        }
+        self.cycles::<false>(evs);
     }
 
     /// [`Unit::step_portable`] compiled for AVX-512, with the vector penalty
     /// incrementers.
     ///
     /// # Safety
-    /// The CPU must support AVX-512F, AVX-512BW and POPCNT.
+    /// The CPU must support AVX-512F and POPCNT.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw,popcnt")]
+    #[target_feature(enable = "avx512f,popcnt")]
     #[inline(never)]
     unsafe fn step_avx512(&mut self, evs: &[CycleEvents]) {
+        self.cycles::<true>(evs);
+    }
+
+    /// Cycles until the batch ends or a bundle is rejected (the latch then
+    /// ignores the rest), monomorphised on the row-vector words in use and the
+    /// variant.
+    #[inline(always)]
+    fn cycles<const SIMD: bool>(&mut self, evs: &[CycleEvents]) {
+        #[inline(always)]
+        fn each<const W: usize, const FMT: bool, const SIMD: bool>(
+            u: &mut Unit,
+            evs: &[CycleEvents],
+        ) {
+            for ev in evs {
+                if u.latch.error.is_some() {
+                    return;
+                }
+                u.cycle::<W, FMT, SIMD>(ev);
+            }
+        }
         match (self.cfg.words, self.cfg.fmt) {
-            (1, true) => self.cycles::<1, true, true>(evs),
-            (1, false) => self.cycles::<1, false, true>(evs),
-            (2, true) => self.cycles::<2, true, true>(evs),
-            (2, false) => self.cycles::<2, false, true>(evs),
-            (_, true) => self.cycles::<ROW_WORDS, true, true>(evs),
-            (_, false) => self.cycles::<ROW_WORDS, false, true>(evs),
+            (1, true) => each::<1, true, SIMD>(self, evs),
+            (1, false) => each::<1, false, SIMD>(self, evs),
+            (2, true) => each::<2, true, SIMD>(self, evs),
+            (2, false) => each::<2, false, SIMD>(self, evs),
+            (_, true) => each::<ROW_WORDS, true, SIMD>(self, evs),
+            (_, false) => each::<ROW_WORDS, false, SIMD>(self, evs),
         }
     }
 
@@ -1140,7 +1137,7 @@ impl Unit {
     }
 
     /// Run the given next-state code from now on; `Kernel::Avx512` is refused
-    /// (`false`, nothing changes) on a CPU without AVX-512F. Both kernels compute
+    /// (`false`, nothing changes) on a CPU without it. Both kernels compute
     /// the same next state; tests run both.
     pub fn set_kernel(&mut self, k: Kernel) -> bool {
         if k == Kernel::Avx512 && Kernel::detect() != Kernel::Avx512 {
@@ -1158,7 +1155,7 @@ pub enum Kernel {
     /// Plain Rust for any CPU.
     Portable,
     /// The penalty incrementers as AVX-512 masked vector adds (x86-64 CPUs with
-    /// AVX-512F, detected at run time).
+    /// AVX-512F and POPCNT, detected at run time).
     Avx512,
 }
 
@@ -1167,7 +1164,6 @@ impl Kernel {
     pub fn detect() -> Kernel {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
             && std::arch::is_x86_feature_detected!("popcnt")
         {
             return Kernel::Avx512;
@@ -1256,9 +1252,6 @@ impl CounterUnit for Unit {
         let mask = c.row_mask as usize & (MAX_ROWS - 1);
         let rows = &*self.rows;
         let out = &mut out[..n];
-        // The live rows in age order: one or two block copies of the registers
-        // (the table wraps), then the `dispatched` bit of the dispatched rows,
-        // and `rob_id` shown as 0 for the others.
         // The live rows in age order: registers from row `head` on, in one or two
         // runs (the table wraps); `dispatched` set for the first `nd`, and
         // `rob_id` shown as 0 for the others.
