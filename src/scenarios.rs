@@ -217,7 +217,7 @@ pub fn all() -> Vec<Scenario> {
         },
         Scenario {
             name: "mispredict",
-            description: "isolated misprediction: penalty from the branch entering the ROB to the correct path entering it",
+            description: "isolated misprediction: penalty from the branch entering the ROB until the correct path enters it (that cycle not lost)",
             params: d(),
             bundles: seq(&[
                 (1, fetch(1)),                            // c0: B fetched

@@ -36,9 +36,11 @@
 //!
 //! * a branch's penalty is `open(resolved or now) - open(dispatched)` plus, once
 //!   it is found mispredicted, `refill(done or now) - refill(resolved)`, where
-//!   `refill` counts open cycles without a fetch stall (FMT) or all open cycles
-//!   (sFMT). With no full-ROB and no stall cycles this is `done - dispatched`
-//!   cycles: the misprediction penalty of the paper's interval analysis;
+//!   `refill` counts the open cycles in which nothing dispatched, and (FMT) no
+//!   fetch stall. With no full-ROB and no stall cycles this is `done -
+//!   dispatched - 1` cycles: the misprediction penalty of the paper's interval
+//!   analysis without the cycle the correct path enters the ROB
+//!   (docs/spec-decisions.md);
 //! * FMT's I-stall cycles of a basic block are `open_by_stall(fetch of its
 //!   branch) - open_by_stall(the block's first cycle)`;
 //! * sFMT's shared I-counters are `shared_by_stall(now) - shared_by_stall(last clear)`;

@@ -22,6 +22,10 @@ pub(crate) struct Prefix {
     pub open_by_stall: [u64; 4],
     /// Open cycles by `FetchStall` encoding while not refilling (sFMT's shared counters).
     pub shared_by_stall: [u64; 4],
+    /// Open cycles in which nothing dispatched, by `FetchStall` encoding: the
+    /// cycles a refill can lose (the cycle its correct path enters the ROB is
+    /// not lost; docs/spec-decisions.md).
+    pub idle_by_stall: [u64; 4],
 }
 
 /// A moment: the cycle (bundle index since reset) at which something happened,
@@ -32,7 +36,8 @@ pub(crate) struct Stamp {
     /// `Prefix::open`.
     pub open: u64,
     /// The cycles a mispredicted branch's penalty (and a pending refill) grows
-    /// by: open cycles without a fetch stall (FMT), all open cycles (sFMT).
+    /// by: open cycles in which nothing dispatched, and (FMT) without a fetch
+    /// stall.
     pub refill: u64,
 }
 
@@ -269,9 +274,9 @@ impl Unit {
             cycle: self.t,
             open: self.pre.open,
             refill: if self.sfmt {
-                self.pre.open
+                self.pre.idle_by_stall.iter().sum()
             } else {
-                self.pre.open_by_stall[0]
+                self.pre.idle_by_stall[0]
             },
         }
     }
@@ -382,6 +387,7 @@ impl Unit {
         self.pre.open += open;
         self.pre.open_by_stall[stall] += open;
         self.pre.shared_by_stall[stall] += open & (self.refilling as u64 ^ 1);
+        self.pre.idle_by_stall[stall] += open & (ev.dispatched == 0) as u64;
     }
 
     /// Whether some local counter has exceeded its maximum by now (after this

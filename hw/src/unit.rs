@@ -71,7 +71,8 @@
 //! # Speed
 //!
 //! The per-cycle penalty increment (4.1) builds, per 64-row word, the mask
-//! `dispatched & !done` (and `& !mispredict` in an FMT stall cycle) and applies
+//! `dispatched & !done` (and `& !mispredict` in a cycle that dispatches, or an
+//! FMT stall cycle: docs/spec-decisions.md) and applies
 //! a saturating `+1` to the `penalty` register of every row in it. The
 //! `penalty` registers are one contiguous array, so on a CPU with AVX-512 (found
 //! at run time, [`Kernel`]) this is the hardware's parallel incrementers: four
@@ -873,8 +874,14 @@ impl Unit {
                         sat |= Self::bump(&mut d.shared_i[stall_kind - 1], c.local_max);
                     }
                 }
-                // Penalty of every dispatched row not done (FMT stall: not mispredicted).
-                let keep_mp = if FMT && stall { 0 } else { u64::MAX };
+                // Penalty of every dispatched row not done; a resolved mispredicted
+                // row is not counted in the cycle its correct path dispatches
+                // (amended contract, docs/spec-decisions.md) nor in an FMT stall.
+                let keep_mp = if (FMT && stall) || ev.dispatched > 0 {
+                    0
+                } else {
+                    u64::MAX
+                };
                 for w in 0..W {
                     let region = c.region_word::<W>(d.head, d.dtail, w);
                     let done = rows.done.data[w];
@@ -895,7 +902,7 @@ impl Unit {
                         pen_inc_portable(pen, m, c.local_max)
                     };
                 }
-                if d.refill_pending && !(FMT && stall) {
+                if d.refill_pending && !(FMT && stall) && ev.dispatched == 0 {
                     Self::gadd(d, gm, Counter::Bpred.idx(), 1);
                 }
             }

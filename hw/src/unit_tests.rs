@@ -307,10 +307,10 @@ fn mispredict_charges_dispatch_to_refill() {
     assert_eq!(get(&u, Counter::Bpred), 3);
     assert!(u.view().refill_pending);
     ok(&mut u, idle()); // 5: bpred 4
-    ok(&mut u, dispatch(1, 0)); // 6: bpred 5, correct path enters (e = 6)
+    ok(&mut u, dispatch(1, 0)); // 6: correct path enters (e = 6): not a lost cycle
     assert!(!u.view().refill_pending && !u.view().refilling);
     ok(&mut u, wait());
-    assert_eq!(get(&u, Counter::Bpred), 5, "e - d = 6 - 1");
+    assert_eq!(get(&u, Counter::Bpred), 4, "e - d - 1 = 6 - 1 - 1");
 }
 
 #[test]
@@ -394,12 +394,12 @@ fn dispatch_marks_mispredicted_rows_done() {
             dispatched: 1,
             ..wait()
         },
-    ); // penalty 2, then done
+    ); // correct path enters: not counted, then done
     ok(&mut u, wait());
     let r = rows(&u);
     assert!(r[0].mispredict && r[0].done);
-    assert_eq!(r[0].penalty, 2, "a done row stops counting");
-    assert_eq!(u.view().pending.bpred, 2);
+    assert_eq!(r[0].penalty, 1, "a done row stops counting");
+    assert_eq!(u.view().pending.bpred, 1);
     ok(
         &mut u,
         CycleEvents {
@@ -407,7 +407,7 @@ fn dispatch_marks_mispredicted_rows_done() {
             ..idle()
         },
     );
-    assert_eq!(get(&u, Counter::Bpred), 2);
+    assert_eq!(get(&u, Counter::Bpred), 1);
     assert!(!u.view().refill_pending, "done: the refill already ended");
 }
 

@@ -200,8 +200,8 @@ struct Expect {
     any_stall: bool,
     /// Per dispatched row (aligned with `st.rows()`): the cycles of the spec-5
     /// penalty law counted so far, unsaturated: counted cycles since its dispatch
-    /// with a non-full ROB, until the first dispatch after its misprediction,
-    /// minus (FMT) fetch-stall cycles after its resolution.
+    /// with a non-full ROB, until the first dispatch after its misprediction
+    /// (that cycle excluded), minus (FMT) fetch-stall cycles after its resolution.
     pen: std::collections::VecDeque<u64>,
     /// `bpred` by the same law (unwrapped): each committed mispredicted branch's
     /// saturated penalty (if its commit cycle counts) plus the refill cycles after it.
@@ -230,15 +230,17 @@ impl Expect {
         let stall = ev.fetch_stall != FetchStall::None;
         if ev.count_enable && !self.st.rob_full() {
             for (row, pen) in self.st.rows().zip(self.pen.iter_mut()) {
-                // 4.1: every dispatched row not done, except (FMT) a resolved
-                // mispredicted one in a stall cycle.
+                // 4.1: every dispatched row not done, except a resolved
+                // mispredicted one in the cycle its correct path dispatches, or
+                // (FMT) in a stall cycle.
+                let refill_ends = row.mispredict && ev.dispatched > 0;
                 let fmt_stall_after_resolution = fmt && row.mispredict && stall;
-                if !row.done && !fmt_stall_after_resolution {
+                if !row.done && !refill_ends && !fmt_stall_after_resolution {
                     *pen += 1;
                     self.over |= *pen > p.local_max();
                 }
             }
-            if self.st.refill_pending() && !(fmt && stall) {
+            if self.st.refill_pending() && ev.dispatched == 0 && !(fmt && stall) {
                 self.bpred += 1;
             }
         }

@@ -350,41 +350,49 @@ fn older_methods_fail_as_the_paper_explains_and_fmt_beats_them() {
 }
 
 /// The paper's targets (FMT avg <= 2.5, max <= 4; sFMT avg <= 3, max <= 5) on a
-/// short run of the suite. Met: sFMT's average, and both maxima on every workload
-/// but `longlat` (a serial chain of long-latency operations, the paper's named
-/// exception: the ROB is not full while the chain runs). Not met: FMT's average
-/// (2.8 here against 2.5) and the maximum over `longlat` (8.1). This test asserts
-/// the targets where they hold and the measured bounds where they do not
-/// (docs/accuracy.md), and prints the table when it fails.
+/// short run of the suite (100 k instructions; `make paper` runs 3 M). Met: both
+/// averages, sFMT's maximum on every workload but `longlat`, FMT's maximum on
+/// every workload but the four below. Those are asserted at their measured
+/// error plus a small margin, each for a cause found and written down in
+/// docs/accuracy.md; the test prints the table when it fails.
 #[test]
 fn paper_targets_where_met_and_measured_bounds_elsewhere() {
     let r = suite_report();
     let table = stacks::text_table(&r);
     let sm = &r.summary_workloads;
-    // the paper's targets that this suite meets
-    assert!(sm["sfmt"].avg_error_pp <= 3.0, "sFMT average\n{table}");
-    for st in r.studies.iter().filter(|s| s.name != "longlat") {
-        assert!(
-            st.errors_pp["fmt"] <= 4.6 && st.errors_pp["sfmt"] <= 5.0,
-            "{}: fmt {:.2} sfmt {:.2} (targets: max 4 and 5; bound 4.6 for fmt)\n{table}",
-            st.name,
-            st.errors_pp["fmt"],
-            st.errors_pp["sfmt"]
-        );
-    }
-    // the measured bounds where the targets are not met (docs/accuracy.md)
     assert!(
-        sm["fmt"].avg_error_pp <= 2.9,
-        "FMT average {:.2} (target 2.5, measured 2.8)\n{table}",
+        sm["fmt"].avg_error_pp <= 2.5,
+        "FMT average {:.2} (target 2.5)\n{table}",
         sm["fmt"].avg_error_pp
     );
-    let ll = r.studies.iter().find(|s| s.name == "longlat").unwrap();
     assert!(
-        ll.errors_pp["fmt"] <= 8.5 && ll.errors_pp["sfmt"] <= 8.5,
-        "longlat: fmt {:.2} sfmt {:.2} (measured 8.1)\n{table}",
-        ll.errors_pp["fmt"],
-        ll.errors_pp["sfmt"]
+        sm["sfmt"].avg_error_pp <= 3.0,
+        "sFMT average {:.2} (target 3)\n{table}",
+        sm["sfmt"].avg_error_pp
     );
+    // FMT's exceptions to max 4, measured here (docs/accuracy.md):
+    // icache 4.2 (refill cycles that meet an I-miss: FMT charges the I-cache,
+    // the reference, branch predictor first, the misprediction); mlp 4.0 and
+    // fpmix 4.6 (D-TLB walks chained before L2 misses); longlat 8.6 (a serial
+    // chain of long-latency operations with a ROB that is not full, the
+    // paper's named exception).
+    let fmt_bound = |w: &str| match w {
+        "icache" => 4.4,
+        "mlp" => 4.5,
+        "fpmix" => 4.8,
+        "longlat" => 8.8,
+        _ => 4.0,
+    };
+    for st in &r.studies {
+        let (f, s) = (st.errors_pp["fmt"], st.errors_pp["sfmt"]);
+        let s_bound = if st.name == "longlat" { 8.8 } else { 5.0 };
+        assert!(
+            f <= fmt_bound(&st.name) && s <= s_bound,
+            "{}: fmt {f:.2} (bound {}) sfmt {s:.2} (bound {s_bound})\n{table}",
+            st.name,
+            fmt_bound(&st.name)
+        );
+    }
 }
 
 #[test]
