@@ -87,33 +87,25 @@ pub fn unit_figures(cycles: usize, reps: usize, figs: &mut Figures) -> anyhow::R
     let ps = p.with_variant(Variant::Sfmt);
     let ss = stream(ps, cycles, 1);
 
-    figs.push(
-        "hw_fmt_cycles_per_s",
-        rate(cycles, reps, || {
-            let mut u = hw::Unit::new(p).expect("default params are legal");
-            drive(&mut u, &s);
-            assert!(u.view().error.is_none(), "bench stream must be legal");
-            black_box(u.view());
-        }),
-    );
-    figs.push(
-        "hw_fmt_batch_cycles_per_s",
-        rate(cycles, reps, || {
-            let mut u = hw::Unit::new(p).expect("default params are legal");
-            drive_batched(&mut u, &s);
-            assert!(u.view().error.is_none(), "bench stream must be legal");
-            black_box(u.view());
-        }),
-    );
-    figs.push(
-        "hw_sfmt_cycles_per_s",
-        rate(cycles, reps, || {
-            let mut u = hw::Unit::new(ps).expect("default params are legal");
-            drive(&mut u, &ss);
-            assert!(u.view().error.is_none(), "bench stream must be legal");
-            black_box(u.view());
-        }),
-    );
+    for (key, params, st, batched) in [
+        ("hw_fmt_cycles_per_s", p, &s, false),
+        ("hw_fmt_batch_cycles_per_s", p, &s, true),
+        ("hw_sfmt_cycles_per_s", ps, &ss, false),
+    ] {
+        figs.push(
+            key,
+            rate(cycles, reps, || {
+                let mut u = hw::Unit::new(params).expect("default params are legal");
+                if batched {
+                    drive_batched(&mut u, st);
+                } else {
+                    drive(&mut u, st);
+                }
+                assert!(u.view().error.is_none(), "bench stream must be legal");
+                black_box(u.view());
+            }),
+        );
+    }
     figs.push(
         "golden_fmt_cycles_per_s",
         rate(cycles, reps, || {

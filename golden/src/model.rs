@@ -22,10 +22,12 @@ pub(crate) struct Prefix {
     pub open_by_stall: [u64; 4],
     /// Open cycles by `FetchStall` encoding while not refilling (sFMT's shared counters).
     pub shared_by_stall: [u64; 4],
-    /// Open cycles in which nothing dispatched, by `FetchStall` encoding: the
-    /// cycles a refill can lose (the cycle its correct path enters the ROB is
-    /// not lost; docs/spec-decisions.md).
-    pub idle_by_stall: [u64; 4],
+    /// Open cycles in which nothing dispatched: the cycles an sFMT refill can
+    /// lose (the cycle its correct path enters the ROB is not lost;
+    /// docs/spec-decisions.md).
+    pub idle: u64,
+    /// The same without a fetch stall: the cycles an FMT refill can lose.
+    pub idle_unstalled: u64,
 }
 
 /// A moment: the cycle (bundle index since reset) at which something happened,
@@ -274,9 +276,9 @@ impl Unit {
             cycle: self.t,
             open: self.pre.open,
             refill: if self.sfmt {
-                self.pre.idle_by_stall.iter().sum()
+                self.pre.idle
             } else {
-                self.pre.idle_by_stall[0]
+                self.pre.idle_unstalled
             },
         }
     }
@@ -387,7 +389,9 @@ impl Unit {
         self.pre.open += open;
         self.pre.open_by_stall[stall] += open;
         self.pre.shared_by_stall[stall] += open & (self.refilling as u64 ^ 1);
-        self.pre.idle_by_stall[stall] += open & (ev.dispatched == 0) as u64;
+        let idle = open & (ev.dispatched == 0) as u64;
+        self.pre.idle += idle;
+        self.pre.idle_unstalled += idle & (stall == 0) as u64;
     }
 
     /// Whether some local counter has exceeded its maximum by now (after this

@@ -85,6 +85,40 @@ struct Uop {
 }
 
 impl Uop {
+    /// No instruction: a free ROB slot, and the state every fetched instruction
+    /// starts its backend life with (not predicted, not issued, not blocked).
+    fn empty() -> Uop {
+        Uop {
+            pc: 0,
+            size: 4,
+            class: OpClass::Alu,
+            kind: None,
+            wp: false,
+            mispred: false,
+            longlat: false,
+            level: Level::Hit,
+            miss: 0,
+            srcs: [0; 4],
+            dsts: [0; 2],
+            addr: 0,
+            is_store: false,
+            fetch_cycle: 0,
+            pred_next: 0,
+            actual_next: 0,
+            redirect: 0,
+            ghr: 0,
+            dir: DirPred::default(),
+            ras: RasCkpt::default(),
+            src_prod: [NONE; 4],
+            prev: [NONE; 2],
+            done: NONE,
+            tlb_until: 0,
+            blk_epoch: 0,
+            blk_until: 0,
+            blk: HeadCause::Other,
+            instr: Instr::plain_alu(0, 4),
+        }
+    }
     #[inline]
     fn fall(&self) -> u64 {
         self.pc.wrapping_add(self.size as u64)
@@ -256,36 +290,6 @@ impl<S: InstrSource> Core<S> {
         let tlb = |t: &crate::config::TlbCfg| {
             Cache::new(t.entries as u64 * t.page as u64, t.ways, t.page, t.walkers)
         };
-        let empty = Uop {
-            pc: 0,
-            size: 4,
-            class: OpClass::Alu,
-            kind: None,
-            wp: false,
-            mispred: false,
-            longlat: false,
-            level: Level::Hit,
-            miss: 0,
-            srcs: [0; 4],
-            dsts: [0; 2],
-            addr: 0,
-            is_store: false,
-            fetch_cycle: 0,
-            pred_next: 0,
-            actual_next: 0,
-            redirect: 0,
-            ghr: 0,
-            dir: DirPred::default(),
-            ras: RasCkpt::default(),
-            src_prod: [NONE; 4],
-            prev: [NONE; 2],
-            done: NONE,
-            tlb_until: 0,
-            blk_epoch: 0,
-            blk_until: 0,
-            blk: HeadCause::Other,
-            instr: Instr::plain_alu(0, 4),
-        };
         let mut core = Core {
             ideal: cfg.ideal.clone(),
             src,
@@ -315,7 +319,7 @@ impl<S: InstrSource> Core<S> {
             peeked: None,
             src_done: false,
             fe_blocked: false,
-            rob: vec![empty; g.rob as usize],
+            rob: vec![Uop::empty(); g.rob as usize],
             head: 0,
             tail: 0,
             ready: vec![0; (g.rob as usize).div_ceil(64)],
@@ -1254,29 +1258,17 @@ impl<S: InstrSource> Core<S> {
             },
             kind: i.branch,
             wp: self.wp,
-            mispred: false,
             longlat,
-            level: Level::Hit,
-            miss: 0,
             srcs: i.srcs,
             dsts: i.dsts,
             addr: if is_store { i.store_addr } else { i.load_addr },
             is_store,
             fetch_cycle: self.now,
-            pred_next: 0,
             actual_next,
-            redirect: 0,
             ghr: self.ghr,
-            dir: DirPred::default(),
             ras: self.ras.checkpoint(),
-            src_prod: [NONE; 4],
-            prev: [NONE; 2],
-            done: NONE,
-            tlb_until: 0,
-            blk_epoch: 0,
-            blk_until: 0,
-            blk: HeadCause::Other,
             instr: i,
+            ..Uop::empty()
         }
     }
 

@@ -44,12 +44,27 @@ fn widths() -> impl Strategy<Value = (u32, u32, u32)> {
     (1u32..=8, 1u32..=8, 1u32..=8)
 }
 
-fn with_widths(p: Params, (f, d, r): (u32, u32, u32)) -> Params {
+/// Parameters from a strategy tuple: variant, rows, ROB entries, widths
+/// (fetch, dispatch, retire), local bits, global bits.
+fn build(
+    (variant, fmt_rows, rob_entries, (f, d, r), local_bits, global_bits): (
+        Variant,
+        u32,
+        u32,
+        (u32, u32, u32),
+        u32,
+        u32,
+    ),
+) -> Params {
     Params {
+        rob_entries,
+        fmt_rows,
+        local_bits,
+        global_bits,
+        variant,
         fetch_width: f,
         dispatch_width: d,
         retire_width: r,
-        ..p
     }
 }
 
@@ -68,36 +83,20 @@ fn few_rows() -> impl Strategy<Value = Params> {
         1u32..=32,
         8u32..=64,
     )
-        .prop_map(|(v, rows, rob, w, lb, gb)| {
-            with_widths(
-                Params {
-                    rob_entries: rob,
-                    fmt_rows: rows,
-                    local_bits: lb,
-                    global_bits: gb,
-                    variant: v,
-                    ..Params::default()
-                },
-                w,
-            )
-        })
+        .prop_map(build)
 }
 
 /// Tiny counters: `local_bits` 1..=4, `global_bits` 8.
 fn tiny_counters() -> impl Strategy<Value = Params> {
-    (variant(), pow2(2, 64), 2u32..=128, widths(), 1u32..=4).prop_map(|(v, rows, rob, w, lb)| {
-        with_widths(
-            Params {
-                rob_entries: rob,
-                fmt_rows: rows,
-                local_bits: lb,
-                global_bits: 8,
-                variant: v,
-                ..Params::default()
-            },
-            w,
-        )
-    })
+    (
+        variant(),
+        pow2(2, 64),
+        2u32..=128,
+        widths(),
+        1u32..=4,
+        Just(8u32),
+    )
+        .prop_map(build)
 }
 
 /// A small ROB (2..=16 entries), small widths.
@@ -110,19 +109,7 @@ fn small_rob() -> impl Strategy<Value = Params> {
         1u32..=12,
         8u32..=16,
     )
-        .prop_map(|(v, rows, rob, w, lb, gb)| {
-            with_widths(
-                Params {
-                    rob_entries: rob,
-                    fmt_rows: rows,
-                    local_bits: lb,
-                    global_bits: gb,
-                    variant: v,
-                    ..Params::default()
-                },
-                w,
-            )
-        })
+        .prop_map(build)
 }
 
 /// Any legal parameters.
