@@ -1051,6 +1051,87 @@ fn packed_readouts_match_the_plain_ones() {
     }
 }
 
+/// Every register, row, bit vector and observer sum of two units is the same.
+fn assert_same_state(a: &Unit, b: &Unit, what: &str) {
+    assert_eq!(a.q, b.q, "{what}: registers");
+    assert_eq!(a.latch, b.latch, "{what}: latch");
+    assert_eq!(a.obs, b.obs, "{what}: observer sums");
+    let (x, y) = (&*a.rows, &*b.rows);
+    assert_eq!(x.pen, y.pen, "{what}: row penalty");
+    assert_eq!(x.rid, y.rid, "{what}: row rob_id");
+    assert_eq!(x.ic, y.ic, "{what}: row I-counters");
+    assert_eq!(x.mispredict, y.mispredict, "{what}: row mispredict");
+    assert_eq!(x.done, y.done, "{what}: row done");
+    assert_eq!(*a.imiss, *b.imiss, "{what}: I-miss bits");
+}
+
+/// The short path for quiet bundles (`Unit::cycle`) gives the same next state,
+/// or the same error, as the general path in every state of random streams:
+/// every quiet bundle (each fetch stall, head cause and `count_enable`) is
+/// tried from every 5th state, with both kernels; the streams reach full ROBs,
+/// stalls, refills, saturated locals and wrapped globals.
+#[test]
+fn quiet_bundles_take_the_short_path_to_the_same_state() {
+    use events::gen::{GenConfig, Generator};
+    let kernels = [Kernel::Portable, Kernel::detect()];
+    let (mut sat, mut wrapped) = (false, false);
+    for (seed, rows, rob, local, global) in [
+        (31u64, 64u32, 128u32, 16u32, 48u32),
+        (32, 4, 16, 2, 8),
+        (33, 2, 8, 1, 8),
+        (34, 128, 100, 3, 10),
+    ] {
+        for v in [Variant::Fmt, Variant::Sfmt] {
+            let mut p = params(v);
+            (p.fmt_rows, p.rob_entries, p.local_bits, p.global_bits) = (rows, rob, local, global);
+            let mut u = Unit::new(p).unwrap();
+            let (mut full, mut rejected) = (false, false);
+            for (c, ev) in Generator::new(p, GenConfig::stress(), seed)
+                .take(3000)
+                .enumerate()
+            {
+                if c % 5 == 0 {
+                    for fetch_stall in FetchStall::ALL {
+                        for head in HeadCause::ALL {
+                            for count_enable in [true, false] {
+                                let q = CycleEvents {
+                                    fetch_stall,
+                                    head,
+                                    count_enable,
+                                    ..CycleEvents::idle()
+                                };
+                                let mut want = u.clone();
+                                want.step_general(&q);
+                                for k in kernels {
+                                    let mut got = u.clone();
+                                    assert!(got.set_kernel(k));
+                                    got.step(&q);
+                                    let what = format!("seed {seed} {v} {k:?} cycle {c} {q:?}");
+                                    assert_same_state(&got, &want, &what);
+                                }
+                                rejected |= want.latch.error.is_some();
+                            }
+                        }
+                    }
+                }
+                full |= u.q.rob_count == rob as u16;
+                u.step(&ev);
+                assert_eq!(u.latch.error, None, "seed {seed} {v}");
+                sat |= u.q.saturated;
+                wrapped |= u.q.overflow != 0;
+            }
+            assert!(
+                full && rejected,
+                "seed {seed} {v}: stream too tame (full {full}, rejected {rejected})"
+            );
+        }
+    }
+    assert!(
+        sat && wrapped,
+        "no stream saturated a local or wrapped a global"
+    );
+}
+
 fn rows_of(u: &Unit) -> Vec<RowView> {
     rows(u)
 }
