@@ -94,10 +94,10 @@
 //! squashed: the cycles of a stalled or idle core) takes a short path, one test
 //! of the OR of those fields: rule 3 is the only rule such a bundle can break,
 //! and 4.1 the only phase with work to do. On a stream of idle cycles a step
-//! costs 8.5 ns instead of 12.3 ns, and `cpistack run` is 9-12 % faster on
-//! memory-bound workloads (`mlp`, `dtlb`), where the two attached units see
-//! long stalls; on the benchmark's mix (37 % quiet cycles in runs) it is
-//! neutral.
+//! costs 8.5 ns instead of 12.3 ns, and `cpistack run` is 9-15 % faster on
+//! memory-bound workloads (`mlp`, `dtlb`, `chase`, `l1d`), where the two
+//! units see long stalls; on the benchmark's mix (37 % quiet cycles, in runs)
+//! it is neutral (docs/performance.md).
 //!
 //! Measured and rejected (each slower on the benchmark stream, where the host's
 //! predictor learns the generator's patterns better than expected): a
