@@ -287,12 +287,9 @@ impl LockStep {
                             .map(|i| i as usize);
                         s.len = record(&mut *g, &mut enc, chunk, fault, &mut s.rec, |_, _| {});
                     }
-                    pr.g_rec.store(k + 1, Ordering::Release);
-                    if !wait_for(&pr.stop, || pr.h_rec.load(Ordering::Acquire) > k) {
-                        break;
-                    }
-                    if !half_same(&hw_slots[k % 2], &golden_slots[k % 2], false) {
-                        pr.fail(k);
+                    if !pr.exchange(k, &pr.g_rec, &pr.h_rec, || {
+                        half_same(&hw_slots[k % 2], &golden_slots[k % 2], false)
+                    }) {
                         break;
                     }
                     pr.g_cmp.store(k + 1, Ordering::Release);
@@ -323,12 +320,9 @@ impl LockStep {
                         c += 1;
                     });
                 }
-                pr.h_rec.store(k + 1, Ordering::Release);
-                if !wait_for(&pr.stop, || pr.g_rec.load(Ordering::Acquire) > k) {
-                    break;
-                }
-                if !half_same(&hw_slots[k % 2], &golden_slots[k % 2], true) {
-                    pr.fail(k);
+                if !pr.exchange(k, &pr.h_rec, &pr.g_rec, || {
+                    half_same(&hw_slots[k % 2], &golden_slots[k % 2], true)
+                }) {
                     break;
                 }
                 let c1 = c - chunk.len().min(HISTORY) as u64;
@@ -562,6 +556,28 @@ impl Default for Progress {
 }
 
 impl Progress {
+    /// After this side recorded chunk `k`: announce it in `mine`, wait for the
+    /// other side's record of it (`theirs`) and compare this side's half
+    /// (`same`). False if the run stopped, or if the halves differ (the failure
+    /// is then raised for both sides).
+    fn exchange(
+        &self,
+        k: usize,
+        mine: &AtomicUsize,
+        theirs: &AtomicUsize,
+        same: impl FnOnce() -> bool,
+    ) -> bool {
+        mine.store(k + 1, Ordering::Release);
+        if !wait_for(&self.stop, || theirs.load(Ordering::Acquire) > k) {
+            return false;
+        }
+        if !same() {
+            self.fail(k);
+            return false;
+        }
+        true
+    }
+
     fn fail(&self, k: usize) {
         self.failed.fetch_min(k, Ordering::AcqRel);
         self.stop.store(true, Ordering::Release);

@@ -844,12 +844,7 @@ impl Unit {
     fn cycle<const W: usize, const FMT: bool, const SIMD: bool>(&mut self, ev: &CycleEvents) {
         if quiet(ev) {
             if (ev.head == HeadCause::None) == (self.q.rob_count != 0) {
-                self.latch.error = Some(ProtocolError {
-                    bundle: self.latch.bundles,
-                    field: Field::Head,
-                    rule: 3,
-                });
-                return;
+                return self.latch_error(Field::Head, 3);
             }
             let sat = Self::count::<W, FMT, SIMD>(
                 &self.cfg,
@@ -876,14 +871,18 @@ impl Unit {
                 self.apply::<W, FMT, SIMD>(ev, plan);
                 self.latch.bundles += 1;
             }
-            Err((field, rule)) => {
-                self.latch.error = Some(ProtocolError {
-                    bundle: self.latch.bundles,
-                    field,
-                    rule,
-                });
-            }
+            Err((field, rule)) => self.latch_error(field, rule),
         }
+    }
+
+    /// Latch a rejected bundle (cycle, field, rule); nothing else changes.
+    #[cold]
+    fn latch_error(&mut self, field: Field, rule: u8) {
+        self.latch.error = Some(ProtocolError {
+            bundle: self.latch.bundles,
+            field,
+            rule,
+        });
     }
 
     /// 4.1 Counting: reads the pointers, `rob_count`, `refilling` and

@@ -4,7 +4,7 @@
 
 use cpistack::run::{simulate, MachineArgs, RunArgs, VariantArg};
 
-fn args(workload: &str, instructions: u64, seed: u64) -> RunArgs {
+pub(crate) fn args(workload: &str, instructions: u64, seed: u64) -> RunArgs {
     RunArgs {
         workload: workload.into(),
         trace: None,

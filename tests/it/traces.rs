@@ -224,7 +224,7 @@ fn skipping_to_the_last_records_ends_cleanly() {
 /// one million instructions of each with `--check` in release mode.
 #[test]
 fn traces_run_in_lock_step_with_plausible_rates() {
-    use cpistack::run::{simulate, MachineArgs, RunArgs, VariantArg};
+    use cpistack::run::{simulate, RunArgs};
     // (trace, IPC band, branch MPKI band, L1I MPKI band)
     let cases = [
         (TRACES[0], (0.6, 3.0), (4.0, 25.0), (1.0, 40.0)),
@@ -232,18 +232,9 @@ fn traces_run_in_lock_step_with_plausible_rates() {
     ];
     for (name, ipc_band, bmpki_band, impki_band) in cases {
         let a = RunArgs {
-            workload: "balanced".into(),
             trace: Some(trace_path(name)),
-            skip: 0,
-            instructions: 200_000,
             warmup: 50_000,
-            seed: 1,
-            machine: MachineArgs::default(),
-            variant: VariantArg::Both,
-            check: true,
-            events: None,
-            waves: Default::default(),
-            json: true,
+            ..crate::sim::args("balanced", 200_000, 1)
         };
         let r = simulate(&a).unwrap_or_else(|e| panic!("{name}: {e:#}"));
         let k = 1000.0 / r.instructions as f64;
