@@ -86,7 +86,12 @@
 //! `#[cold]` functions, so the common cycle stays compact. `apply` is
 //! monomorphised on the number of 64-bit row words (1, 2 or 4), the variant
 //! and the kernel; [`CounterUnit::step_many`] runs a whole batch inside one
-//! kernel call. Registers are updated in place: copying a ~110-byte `Regs` in
+//! kernel call, and [`CounterUnit::step`] is one indirect call of the
+//! one-cycle form chosen in [`Unit::new`] (`Unit::pick_step`; before, each
+//! `step` tested the kernel and matched the parameters: 4-6 % of a step).
+//! Splitting the cycle into eight forms by which of retire, fetch and
+//! dispatch have work (one jump per bundle instead of three branches) was
+//! measured 6 % slower and not kept. Registers are updated in place: copying a ~110-byte `Regs` in
 //! and out every cycle cost about a third of the time (store-forwarding
 //! stalls). Nothing allocates after [`Unit::new`].
 //!
@@ -490,7 +495,18 @@ pub struct Unit {
     rows: Box<Rows>,
     imiss: Box<RobBits>,
     obs: Obs,
+    /// One cycle with the next-state code for this unit's row words, variant
+    /// and kernel, chosen once ([`Unit::pick_step`]) so that a single
+    /// [`CounterUnit::step`] is one indirect call, not a kernel test and a
+    /// dispatch on the parameters.
+    step1: StepFn,
 }
+
+/// One cycle of a monomorphised next-state code ([`Unit::pick_step`]).
+///
+/// `unsafe` because the AVX-512 forms need a CPU with AVX-512F and POPCNT;
+/// [`Unit::pick_step`] only returns them on such a CPU.
+type StepFn = unsafe fn(&mut Unit, &CycleEvents);
 
 impl std::fmt::Debug for Unit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -547,6 +563,7 @@ impl Unit {
             rows: Box::new(Rows::zeroed()),
             imiss: Box::new(BitArray::ZERO),
             obs: Obs::default(),
+            step1: Self::pick_step(&cfg),
         })
     }
 
@@ -1244,7 +1261,50 @@ impl Unit {
             return false;
         }
         self.cfg.kernel = k;
+        self.step1 = Self::pick_step(&self.cfg);
         true
+    }
+
+    /// The one-cycle code for `c`'s row words, variant and kernel.
+    fn pick_step(c: &Cfg) -> StepFn {
+        /// One cycle, unless the latch holds an error (it then ignores the rest).
+        #[inline(never)]
+        fn one<const W: usize, const FMT: bool>(u: &mut Unit, ev: &CycleEvents) {
+            if u.latch.error.is_none() {
+                u.cycle::<W, FMT, false>(ev);
+            }
+        }
+        /// [`one`] compiled for AVX-512, with the vector penalty incrementers.
+        ///
+        /// # Safety
+        /// The CPU must support AVX-512F and POPCNT.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx512f,popcnt")]
+        #[inline(never)]
+        unsafe fn one_avx512<const W: usize, const FMT: bool>(u: &mut Unit, ev: &CycleEvents) {
+            if u.latch.error.is_none() {
+                u.cycle::<W, FMT, true>(ev);
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        if c.kernel == Kernel::Avx512 {
+            return match (c.words, c.fmt) {
+                (1, true) => one_avx512::<1, true>,
+                (1, false) => one_avx512::<1, false>,
+                (2, true) => one_avx512::<2, true>,
+                (2, false) => one_avx512::<2, false>,
+                (_, true) => one_avx512::<ROW_WORDS, true>,
+                (_, false) => one_avx512::<ROW_WORDS, false>,
+            };
+        }
+        match (c.words, c.fmt) {
+            (1, true) => one::<1, true>,
+            (1, false) => one::<1, false>,
+            (2, true) => one::<2, true>,
+            (2, false) => one::<2, false>,
+            (_, true) => one::<ROW_WORDS, true>,
+            (_, false) => one::<ROW_WORDS, false>,
+        }
     }
 }
 
@@ -1277,8 +1337,11 @@ impl CounterUnit for Unit {
         &self.params
     }
 
+    #[inline]
     fn step(&mut self, ev: &CycleEvents) {
-        self.step_many(std::slice::from_ref(ev));
+        // SAFETY: `step1` is an AVX-512 form only on a CPU with the features
+        // (`pick_step`).
+        unsafe { (self.step1)(self, ev) }
     }
 
     fn step_many(&mut self, evs: &[CycleEvents]) {
