@@ -111,3 +111,46 @@ fn configuration_overrides_and_bad_input() {
     let e = simulate(&args("no-such-workload", 10, 1)).err().unwrap();
     assert!(e.to_string().contains("no-such-workload"), "{e}");
 }
+
+/// An L1 I-miss costs exactly its delay when fetch is as wide as dispatch, and
+/// FMT and sFMT then count exactly that cost; with the default 8-wide fetch the
+/// miss costs less than its delay while both still count the delay (the paper's
+/// fetch-buffer effect, docs/accuracy.md fifth pass). Everything but the L1
+/// I-cache is ideal, so no branch, wrong path or other miss interferes.
+#[test]
+fn the_l1i_miss_cost_is_the_counted_delay_exactly_when_fetch_is_as_wide_as_dispatch() {
+    let run = |fetch_width: u32, ideal: &str| {
+        let mut a = args("icache", 100_000, 1);
+        a.check = false;
+        a.machine = MachineArgs {
+            config: None,
+            set: vec![format!("core.fetch_width={fetch_width}")],
+            ideal: Some(ideal.into()),
+        };
+        simulate(&a).unwrap_or_else(|e| panic!("fetch {fetch_width} ideal {ideal}: {e:#}"))
+    };
+    for fetch_width in [4, 8] {
+        let ideal = run(fetch_width, "all");
+        let real = run(fetch_width, "bpred,l2i,itlb,l1d,l2d,dtlb,longlat");
+        assert_eq!(ideal.instructions, real.instructions);
+        let misses = real.stats.committed.l1i;
+        assert!(misses > 5_000, "L1 I-misses {misses}");
+        assert_eq!(real.stats.all.l1i, misses, "no wrong path");
+        let cost = (real.cycles - ideal.cycles) as i64;
+        for (v, u) in &real.units {
+            let counted = (u.counters["l1i"] + u.pending.l1i) as i64;
+            let msg = format!(
+                "fetch {fetch_width} {v}: {misses} misses cost {cost} cycles, counted {counted}"
+            );
+            if fetch_width == 4 {
+                // up to a few cycles of the last retire group
+                assert!((counted - cost).abs() <= 16, "{msg}");
+            } else {
+                assert!(
+                    counted > cost + cost / 20 && counted < cost + cost / 8,
+                    "{msg}"
+                );
+            }
+        }
+    }
+}
