@@ -91,9 +91,9 @@
 //! `step` tested the kernel and matched the parameters: 4-6 % of a step).
 //! Splitting the cycle into eight forms by which of retire, fetch and
 //! dispatch have work (one jump per bundle instead of three branches) was
-//! measured 6 % slower and not kept. Registers are updated in place: copying a ~110-byte `Regs` in
-//! and out every cycle cost about a third of the time (store-forwarding
-//! stalls). Nothing allocates after [`Unit::new`].
+//! measured 6 % slower and not kept. Registers are updated in place: copying
+//! a ~110-byte `Regs` in and out every cycle cost about a third of the time
+//! (store-forwarding stalls). Nothing allocates after [`Unit::new`].
 //!
 //! A *quiet* bundle (nothing retires, is fetched, dispatched, redirected or
 //! squashed: the cycles of a stalled or idle core) takes a short path, one test
@@ -1286,25 +1286,24 @@ impl Unit {
                 u.cycle::<W, FMT, true>(ev);
             }
         }
-        #[cfg(target_arch = "x86_64")]
-        if c.kernel == Kernel::Avx512 {
-            return match (c.words, c.fmt) {
-                (1, true) => one_avx512::<1, true>,
-                (1, false) => one_avx512::<1, false>,
-                (2, true) => one_avx512::<2, true>,
-                (2, false) => one_avx512::<2, false>,
-                (_, true) => one_avx512::<ROW_WORDS, true>,
-                (_, false) => one_avx512::<ROW_WORDS, false>,
+        /// `$f` monomorphised for `c`'s row words and variant.
+        macro_rules! for_params {
+            ($f:ident) => {
+                match (c.words, c.fmt) {
+                    (1, true) => $f::<1, true>,
+                    (1, false) => $f::<1, false>,
+                    (2, true) => $f::<2, true>,
+                    (2, false) => $f::<2, false>,
+                    (_, true) => $f::<ROW_WORDS, true>,
+                    (_, false) => $f::<ROW_WORDS, false>,
+                }
             };
         }
-        match (c.words, c.fmt) {
-            (1, true) => one::<1, true>,
-            (1, false) => one::<1, false>,
-            (2, true) => one::<2, true>,
-            (2, false) => one::<2, false>,
-            (_, true) => one::<ROW_WORDS, true>,
-            (_, false) => one::<ROW_WORDS, false>,
+        #[cfg(target_arch = "x86_64")]
+        if c.kernel == Kernel::Avx512 {
+            return for_params!(one_avx512);
         }
+        for_params!(one)
     }
 }
 
