@@ -599,10 +599,11 @@ fn hw_state(u: &hw::Unit) -> String {
     )
 }
 
-/// The portable kernel stepped one bundle at a time and the fastest kernel this
-/// CPU has (AVX-512 where present) stepped in batches of 1-64 bundles
-/// (`step_many`) hold the same state at every batch boundary, on stress
-/// streams with an illegal bundle somewhere (after which both must stay frozen).
+/// The portable kernel stepped one bundle at a time and every kernel this CPU
+/// has (portable, AVX2, AVX-512 where present) stepped in batches of 1-64
+/// bundles (`step_many`) hold the same state at every batch boundary, on
+/// stress streams with an illegal bundle somewhere (after which all must stay
+/// frozen).
 fn run_kernels(
     p: Params,
     cfg: &GenConfig,
@@ -613,8 +614,14 @@ fn run_kernels(
     let ctx = |e: String| format!("seed {seed}, params {p:?}, illegal at {bad_at}: {e}");
     let mut a = hw::Unit::new(p).map_err(|e| e.to_string())?;
     a.set_kernel(hw::Kernel::Portable);
-    let mut b = hw::Unit::new(p).map_err(|e| e.to_string())?;
-    b.set_kernel(hw::Kernel::detect());
+    let mut fast = Vec::new();
+    for k in hw::Kernel::available() {
+        let mut b = hw::Unit::new(p).map_err(|e| e.to_string())?;
+        if !b.set_kernel(k) {
+            return Err(ctx(format!("kernel {k:?} is available but refused")));
+        }
+        fast.push(b);
+    }
     let mut gen = Generator::new(p, cfg.clone(), seed);
     let mut st = ProtocolState::new(p);
     let mut rng = seeded_rng(seed ^ 0x5bd1_e995);
@@ -641,16 +648,20 @@ fn run_kernels(
         for ev in &evs[at..at + k] {
             a.step(ev);
         }
-        b.step_many(&evs[at..at + k]);
-        at += k;
-        let (x, y) = (hw_state(&a), hw_state(&b));
-        if x != y {
-            return Err(ctx(format!(
-                "kernels differ after bundle {at} ({:?} vs {:?}):\nportable {x}\nfast     {y}",
-                a.kernel(),
-                b.kernel()
-            )));
+        let want = hw_state(&a);
+        for b in &mut fast {
+            b.step_many(&evs[at..at + k]);
+            let got = hw_state(b);
+            if got != want {
+                return Err(ctx(format!(
+                    "kernels differ after bundle {} ({:?} vs {:?}):\nportable {want}\nbatched  {got}",
+                    at + k,
+                    a.kernel(),
+                    b.kernel()
+                )));
+            }
         }
+        at += k;
     }
     if bad_at < cycles && a.view().error.is_none() {
         return Err(ctx("the illegal bundle latched no error".into()));
@@ -699,8 +710,9 @@ proptest! {
         run_legal(p, &cfg, seed, n).map_err(fail)?;
     }
 
-    /// `hw`'s portable and AVX-512 kernels, one bundle at a time and in batches,
-    /// hold the same registers (half the cases with an illegal bundle).
+    /// `hw`'s kernels (portable, AVX2, AVX-512: each this CPU has), one bundle
+    /// at a time and in batches, hold the same registers (half the cases with
+    /// an illegal bundle).
     #[test]
     fn kernels_and_batches_agree(p in any_params(), cfg in knobs(), seed in any::<u64>(), n in 500u64..3000, bad in 0u64..6000) {
         run_kernels(p, &cfg, seed, n, bad).map_err(fail)?;
