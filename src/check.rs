@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::RwLock;
 
 use events::{
-    Counter, CounterUnit, CycleEvents, PackedRow, ParamError, Params, RowView, UnitView, Variant,
+    Counter, CounterUnit, CycleEvents, ParamError, Params, RowView, UnitView, Variant, ROW_COLUMNS,
 };
 
 /// How many bundles the mismatch report shows.
@@ -83,8 +83,8 @@ pub struct LockStep {
     fault_at: u64,
     /// Compare buffers: live rows packed (`fmt_rows` each), then the live I-miss
     /// bits by ROB id (`ceil(rob_entries / 64)` words each).
-    rows_hw: Box<[PackedRow]>,
-    rows_golden: Box<[PackedRow]>,
+    rows_hw: Box<[u32]>,
+    rows_golden: Box<[u32]>,
     imiss_hw: Box<[u64]>,
     imiss_golden: Box<[u64]>,
     /// Buffers of the batched path ([`LockStep::run_batch`]), from its first call.
@@ -110,8 +110,8 @@ impl LockStep {
                 crate::failwaves::default_dir(),
             ))),
             fault_at: u64::MAX,
-            rows_hw: vec![PackedRow::default(); cap].into_boxed_slice(),
-            rows_golden: vec![PackedRow::default(); cap].into_boxed_slice(),
+            rows_hw: vec![0; ROW_COLUMNS * cap + ROW_SPILL].into_boxed_slice(),
+            rows_golden: vec![0; ROW_COLUMNS * cap + ROW_SPILL].into_boxed_slice(),
             imiss_hw: vec![0; words].into_boxed_slice(),
             imiss_golden: vec![0; words].into_boxed_slice(),
             batch: None,
@@ -225,7 +225,7 @@ impl LockStep {
             return Ok(());
         }
         let params = self.params;
-        let need = CHUNK.min(bundles.len()) * Enc::new(&params).max_units();
+        let need = CHUNK.min(bundles.len()) * Enc::new(&params).max_words();
         let bufs = self.batch.get_or_insert_with(|| {
             Box::new(BatchBufs {
                 enc_hw: Pad(Enc::new(&params)),
@@ -412,14 +412,15 @@ impl LockStep {
         if g != h {
             return Err(first_view_difference(&g, &h));
         }
-        // Both fill packed rows; flattened to plain words: one `memcmp`.
-        let nh = self.hw.rows_packed(&mut self.rows_hw);
-        let ng = self.golden.rows_packed(&mut self.rows_golden);
-        if self.rows_hw[..nh].as_flattened() != self.rows_golden[..ng].as_flattened() {
-            return Err(first_packed_row_difference(
-                &self.rows_golden[..ng],
-                &self.rows_hw[..nh],
-            ));
+        // Both fill row columns of plain words: one `memcmp`.
+        let nh = self.hw.rows_columns(&mut self.rows_hw);
+        let ng = self.golden.rows_columns(&mut self.rows_golden);
+        let (ch, cg) = (
+            &self.rows_hw[..ROW_COLUMNS * nh],
+            &self.rows_golden[..ROW_COLUMNS * ng],
+        );
+        if ch != cg {
+            return Err(first_column_row_difference(cg, ng, ch, nh));
         }
         if self.params.variant == Variant::Sfmt && g.imiss_bits > 0 {
             self.hw.imiss_live_words(&mut self.imiss_hw);
@@ -490,7 +491,7 @@ struct BatchBufs {
 
 /// One side's records of one chunk and its state before the chunk.
 struct Slot<S> {
-    rec: Vec<PackedRow>,
+    rec: Vec<u32>,
     len: usize,
     saved: Option<S>,
 }
@@ -506,9 +507,9 @@ impl<S> Default for Slot<S> {
 }
 
 impl<S> Slot<S> {
-    fn grow(&mut self, units: usize) {
-        if self.rec.len() < units {
-            self.rec.resize(units, PackedRow::default());
+    fn grow(&mut self, words: usize) {
+        if self.rec.len() < words {
+            self.rec.resize(words, 0);
         }
     }
 }
@@ -528,7 +529,7 @@ fn half_same<A, B>(a: &RwLock<Slot<A>>, b: &RwLock<Slot<B>>, first: bool) -> boo
     } else {
         (&a.rec[h..a.len], &b.rec[h..b.len])
     };
-    x.as_flattened() == y.as_flattened()
+    x == y
 }
 
 /// How far each side of [`LockStep::run_batch`] got (chunks recorded, chunks
@@ -613,14 +614,13 @@ fn wait_for(stop: &AtomicBool, ready: impl Fn() -> bool) -> bool {
     true
 }
 
-/// [`PackedRow`]-sized units of a record's view part ([`pack_view`]).
-const VIEW_UNITS: usize = 9;
+/// Words of a record's view part ([`pack_view`]).
+const VIEW_WORDS: usize = 41;
 
 /// Every field of `v` as plain words (an injective packing: equal packs iff
 /// equal views), and `nrows` (the live rows that follow in the record).
 #[inline(always)]
-fn pack_view(v: &UnitView, nrows: u32) -> [PackedRow; VIEW_UNITS] {
-    let mut w = [0u32; VIEW_UNITS * 5];
+fn pack_view(v: &UnitView, nrows: u32, w: &mut [u32; VIEW_WORDS]) {
     for (k, x) in v.counters.value.iter().enumerate() {
         w[2 * k] = *x as u32;
         w[2 * k + 1] = (*x >> 32) as u32;
@@ -660,23 +660,18 @@ fn pack_view(v: &UnitView, nrows: u32) -> [PackedRow; VIEW_UNITS] {
         w[33 + 2 * k] = (*x >> 32) as u32;
     }
     w[40] = nrows;
-    let mut out = [PackedRow::default(); VIEW_UNITS];
-    for (k, o) in out.iter_mut().enumerate() {
-        o.copy_from_slice(&w[5 * k..5 * k + 5]);
-    }
-    out
 }
 
 /// One side's record writer for [`LockStep::run_batch`]: after each step, the
-/// record of everything the per-cycle check compares, in [`PackedRow`] units:
-/// the view packed by [`pack_view`] (its row count included), the live rows
-/// packed, and in sFMT the live I-miss words (zeros when `imiss_bits` is 0,
-/// since the per-cycle check compares them only when it is not), as `u32`
-/// pairs padded to whole units.
+/// record of everything the per-cycle check compares, in plain words: the view
+/// packed by [`pack_view`] (its row count included), the live rows as columns
+/// ([`CounterUnit::rows_columns`]), and in sFMT the live I-miss words (zeros
+/// when `imiss_bits` is 0, since the per-cycle check compares them only when it
+/// is not), as `u32` pairs.
 ///
-/// A record's length follows from its first units (the row count, the variant),
-/// so two sides that write the same units have the same records cycle by cycle:
-/// the same views, rows and I-miss bits.
+/// A record's length follows from its first words (the row count, the
+/// variant), so two sides that write the same words have the same records
+/// cycle by cycle: the same views, rows and I-miss bits.
 struct Enc {
     sfmt: bool,
     cap: usize,
@@ -692,52 +687,55 @@ impl Enc {
         }
     }
 
-    /// Units of the I-miss part (sFMT).
-    fn imiss_units(&self) -> usize {
+    /// Words of the I-miss part (sFMT).
+    fn imiss_words(&self) -> usize {
         if self.sfmt {
-            (2 * self.imiss.len()).div_ceil(5)
+            2 * self.imiss.len()
         } else {
             0
         }
     }
 
-    /// The largest record in units.
-    fn max_units(&self) -> usize {
-        VIEW_UNITS + self.cap + self.imiss_units()
+    /// The largest record in words, and room for the row read-out's spill
+    /// (a model may write a few words past its columns).
+    fn max_words(&self) -> usize {
+        VIEW_WORDS + ROW_COLUMNS * self.cap + self.imiss_words() + ROW_SPILL
     }
 
     /// Write the record of `u`'s current state at `out[pos..]`; returns the new end.
     #[inline(always)]
-    fn push<U: CounterUnit>(&mut self, u: &U, out: &mut [PackedRow], mut pos: usize) -> usize {
+    fn push<U: CounterUnit>(&mut self, u: &U, out: &mut [u32], mut pos: usize) -> usize {
         let v = u.view();
-        let rows = pos + VIEW_UNITS;
-        let n = u.rows_packed(&mut out[rows..rows + self.cap]);
-        let vp: &mut [PackedRow; VIEW_UNITS] =
-            (&mut out[pos..rows]).try_into().expect("VIEW_UNITS units");
-        *vp = pack_view(&v, n as u32);
-        pos = rows + n;
+        let rows = pos + VIEW_WORDS;
+        let n = u.rows_columns(&mut out[rows..rows + ROW_COLUMNS * self.cap + ROW_SPILL]);
+        let vp: &mut [u32; VIEW_WORDS] =
+            (&mut out[pos..rows]).try_into().expect("VIEW_WORDS words");
+        pack_view(&v, n as u32, vp);
+        pos = rows + ROW_COLUMNS * n;
         if self.sfmt {
             if v.imiss_bits > 0 {
                 u.imiss_live_words(&mut self.imiss);
             } else {
                 self.imiss.fill(0);
             }
-            let k = self.imiss_units();
-            let dst = out[pos..pos + k].as_flattened_mut();
+            let dst = &mut out[pos..pos + 2 * self.imiss.len()];
             for (j, x) in self.imiss.iter().enumerate() {
                 dst[2 * j] = *x as u32;
                 dst[2 * j + 1] = (*x >> 32) as u32;
             }
-            dst[2 * self.imiss.len()..].fill(0);
-            pos += k;
+            pos += 2 * self.imiss.len();
         }
         pos
     }
 }
 
+/// Words past its `ROW_COLUMNS * fmt_rows` that a row read-out may write
+/// ([`CounterUnit::rows_columns`]).
+const ROW_SPILL: usize = 8;
+
 /// Step `u` through `evs` (bundle `fault` with `count_enable` flipped), calling
 /// `pre(u, ev)` before each step, and write after each step its record
-/// ([`Enc`]) into `out` from 0; returns the units written. `out` holds at least
+/// ([`Enc`]) into `out` from 0; returns the words written. `out` holds at least
 /// `evs.len()` records of the largest size.
 #[inline(always)]
 fn record<U: CounterUnit>(
@@ -745,7 +743,7 @@ fn record<U: CounterUnit>(
     enc: &mut Enc,
     evs: &[CycleEvents],
     fault: Option<usize>,
-    out: &mut [PackedRow],
+    out: &mut [u32],
     mut pre: impl FnMut(&U, &CycleEvents),
 ) -> usize {
     let mut pos = 0;
@@ -809,10 +807,18 @@ fn first_view_difference(g: &UnitView, h: &UnitView) -> (String, String, String)
 }
 
 #[cold]
-fn first_packed_row_difference(g: &[PackedRow], h: &[PackedRow]) -> (String, String, String) {
-    let g: Vec<RowView> = g.iter().map(RowView::unpack).collect();
-    let h: Vec<RowView> = h.iter().map(RowView::unpack).collect();
-    first_row_difference(&g, &h)
+fn first_column_row_difference(
+    g: &[u32],
+    ng: usize,
+    h: &[u32],
+    nh: usize,
+) -> (String, String, String) {
+    let rows = |c: &[u32], n: usize| -> Vec<RowView> {
+        (0..n)
+            .map(|i| RowView::unpack(&std::array::from_fn(|k| c[k * n + i])))
+            .collect()
+    };
+    first_row_difference(&rows(g, ng), &rows(h, nh))
 }
 
 fn first_row_difference(g: &[RowView], h: &[RowView]) -> (String, String, String) {

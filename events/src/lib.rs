@@ -20,7 +20,7 @@ pub use bundle::{CycleEvents, FetchStall, HeadCause, Squash};
 pub use params::{ParamError, Params, Variant};
 pub use view::{
     Counter, CounterUnit, Counters, Field, PackedRow, Pending, ProtocolError, RowView, UnitView,
-    META_DISPATCHED, META_DONE, META_MISPREDICT, NUM_COUNTERS,
+    META_DISPATCHED, META_DONE, META_MISPREDICT, NUM_COUNTERS, ROW_COLUMNS,
 };
 
 /// Anything that consumes one bundle per cycle: a counter unit, a checker, a

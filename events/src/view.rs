@@ -249,6 +249,9 @@ pub struct RowView {
 /// [`RowView::pack`] and [`RowView::unpack`] convert; nothing is lost.
 pub type PackedRow = [u32; 5];
 
+/// Words of a [`PackedRow`]: the columns of [`CounterUnit::rows_columns`].
+pub const ROW_COLUMNS: usize = 5;
+
 /// `meta` bit of [`PackedRow`]: the row is dispatched.
 pub const META_DISPATCHED: u32 = 1 << 16;
 /// `meta` bit of [`PackedRow`]: the row is marked mispredicted.
@@ -309,16 +312,23 @@ pub trait CounterUnit {
     }
     /// Whether the ROB entry `rob_id` (must be live) has its sFMT I-miss bit set.
     fn imiss_bit(&self, rob_id: u16) -> bool;
-    /// The same rows as [`CounterUnit::for_each_row`], oldest first, packed
-    /// ([`PackedRow`]) into `out[..n]`; returns `n`. `out` must hold at least
-    /// `params().fmt_rows` rows (there are never more live rows). Models override
-    /// it with a direct fill; the lock-step checker calls it every cycle.
-    fn rows_packed(&self, out: &mut [PackedRow]) -> usize {
-        let mut n = 0;
-        self.for_each_row(&mut |_, r| {
-            out[n] = r.pack();
-            n += 1;
-        });
+    /// The same rows as [`CounterUnit::for_each_row`], oldest first, as
+    /// [`ROW_COLUMNS`] columns of `n` words (struct of arrays): `out[k * n + i]`
+    /// is word `k` of row `i`'s [`PackedRow`] (`penalty`, `meta`, `l1i`, `l2i`,
+    /// `itlb`). Returns `n`. `out` must hold at least `ROW_COLUMNS *
+    /// params().fmt_rows` words (there are never more live rows); the words
+    /// of `out` after the `ROW_COLUMNS * n` may be overwritten too. Models
+    /// override it with block copies; the lock-step checker calls it every
+    /// cycle.
+    fn rows_columns(&self, out: &mut [u32]) -> usize {
+        let mut rows = Vec::new();
+        self.rows_into(&mut rows);
+        let n = rows.len();
+        for (i, r) in rows.iter().enumerate() {
+            for (k, w) in r.pack().into_iter().enumerate() {
+                out[k * n + i] = w;
+            }
+        }
         n
     }
     /// sFMT's I-miss bits of the live ROB entries as a bit vector by ROB id: bit

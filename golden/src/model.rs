@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 
 use events::{
     Counter, CounterUnit, Counters, CycleEvents, PackedRow, ParamError, Params, Pending,
-    ProtocolError, RowView, Squash, UnitView, Variant, NUM_COUNTERS,
+    ProtocolError, RowView, Squash, UnitView, Variant, NUM_COUNTERS, ROW_COLUMNS,
 };
 
 /// Running totals of the cycles that had some property, from reset to now. Each
@@ -729,35 +729,78 @@ impl CounterUnit for Unit {
         });
     }
 
-    fn rows_packed(&self, out: &mut [PackedRow]) -> usize {
+    fn rows_columns(&self, out: &mut [u32]) -> usize {
         let now = self.now();
         let clocks = now.clocks();
         let max = self.local_max;
-        let n = self.branches.len();
-        let (a, b) = self.branches.as_slices();
-        let (oa, rest) = out[..n + 1].split_at_mut(a.len());
-        let (ob, acc) = rest.split_at_mut(b.len());
+        let n = self.branches.len() + 1;
+        let (cols, _) = out.split_at_mut(ROW_COLUMNS * n);
+        let (pen, rest) = cols.split_at_mut(n);
+        let (meta, rest) = rest.split_at_mut(n);
+        let (l1, rest) = rest.split_at_mut(n);
+        let (l2, it) = rest.split_at_mut(n);
+        // The queue's two runs, one row per column each; zipped iterators, so
+        // no index is checked per row.
         #[inline(always)]
-        fn fill(out: &mut [PackedRow], src: &[Branch], clocks: [u64; 4], max: u64, now: Stamp) {
-            let out = &mut out[..src.len()];
-            for i in 0..src.len() {
-                let (o, b) = (&mut out[i], &src[i]);
+        fn fill(src: &[Branch], cols: [&mut [u32]; ROW_COLUMNS], clocks: [u64; 4], max: u64) {
+            let n = src.len();
+            let [pen, meta, l1, l2, it] = cols;
+            let (pen, meta, l1, l2, it) = (
+                &mut pen[..n],
+                &mut meta[..n],
+                &mut l1[..n],
+                &mut l2[..n],
+                &mut it[..n],
+            );
+            for i in 0..n {
+                let b = &src[i];
                 let raw = clocks[b.clock & 3].wrapping_sub(b.offset);
-                debug_assert_eq!(raw, b.penalty_raw(now), "{b:?}");
-                let mut p = b.packed;
-                p[0] = sat_min(raw, max) as u32;
-                *o = p;
+                pen[i] = sat_min(raw, max) as u32;
+                meta[i] = b.packed[1];
+                l1[i] = b.packed[2];
+                l2[i] = b.packed[3];
+                it[i] = b.packed[4];
             }
         }
-        fill(oa, a, clocks, max, now);
-        fill(ob, b, clocks, max, now);
-        let i = if self.sfmt {
+        let (qa, qb) = self.branches.as_slices();
+        let k = qa.len();
+        fill(
+            qa,
+            [
+                &mut pen[..k],
+                &mut meta[..k],
+                &mut l1[..k],
+                &mut l2[..k],
+                &mut it[..k],
+            ],
+            clocks,
+            max,
+        );
+        fill(
+            qb,
+            [
+                &mut pen[k..],
+                &mut meta[k..],
+                &mut l1[k..],
+                &mut l2[k..],
+                &mut it[k..],
+            ],
+            clocks,
+            max,
+        );
+        debug_assert!(self
+            .branches
+            .iter()
+            .enumerate()
+            .all(|(i, b)| pen[i] as u64 == self.sat(b.penalty_raw(now))));
+        let a = if self.sfmt {
             [0; 3]
         } else {
             self.acc_raw().map(|v| self.sat(v) as u32)
         };
-        acc[0] = [0, 0, i[0], i[1], i[2]];
-        n + 1
+        let i = n - 1;
+        (pen[i], meta[i], l1[i], l2[i], it[i]) = (0, 0, a[0], a[1], a[2]);
+        n
     }
 
     fn imiss_bit(&self, rob_id: u16) -> bool {

@@ -278,16 +278,16 @@ fn perturb(ev: &CycleEvents, rng: &mut impl Rng) -> CycleEvents {
     m
 }
 
-/// The checker's read-outs agree with the plain ones every cycle: `rows_packed`
-/// with `for_each_row` (packed), `imiss_live_words` with `imiss_bit` over the
-/// live ROB entries.
+/// The checker's read-outs agree with the plain ones every cycle:
+/// `rows_columns` with `for_each_row` (packed, column by column),
+/// `imiss_live_words` with `imiss_bit` over the live ROB entries.
 #[test]
 fn packed_readouts_match_the_plain_ones() {
-    use events::{PackedRow, RowView, META_DONE, META_MISPREDICT};
+    use events::{RowView, META_DONE, META_MISPREDICT, ROW_COLUMNS};
     for (i, p) in param_sets().into_iter().enumerate() {
         let seed = 31 + i as u64;
         let mut u = Unit::new(p).unwrap();
-        let mut packed = vec![PackedRow::default(); p.fmt_rows as usize];
+        let mut cols = vec![0u32; ROW_COLUMNS * p.fmt_rows as usize];
         let mut words = vec![u64::MAX; (p.rob_entries as usize).div_ceil(64)];
         let (mut saw_imiss, mut saw_flags) = (false, false);
         for (c, ev) in Generator::new(p, GenConfig::stress(), seed)
@@ -297,10 +297,19 @@ fn packed_readouts_match_the_plain_ones() {
             u.step(&ev);
             let view = u.view();
             assert_eq!(view.error, None, "seed {seed}");
-            let n = u.rows_packed(&mut packed);
+            cols.fill(u32::MAX);
+            let n = u.rows_columns(&mut cols);
             let mut plain = Vec::new();
             u.for_each_row(&mut |_, r| plain.push(RowView::pack(&r)));
-            assert_eq!(&packed[..n], &plain[..], "seed {seed} {p:?} cycle {c}");
+            let want: Vec<u32> = (0..ROW_COLUMNS)
+                .flat_map(|k| plain.iter().map(move |r| r[k]))
+                .collect();
+            assert_eq!(n, plain.len(), "seed {seed} {p:?} cycle {c}");
+            assert_eq!(
+                &cols[..ROW_COLUMNS * n],
+                &want[..],
+                "seed {seed} {p:?} cycle {c}"
+            );
             u.imiss_live_words(&mut words);
             let mut want = vec![0u64; words.len()];
             for k in 0..view.rob_count {

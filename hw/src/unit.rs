@@ -126,15 +126,17 @@
 //! set `mispredict` bits of the dispatched region (one or two rows in practice):
 //! keeping it as a running sum put a loop into the per-cycle penalty increment and
 //! cost the standalone unit about 3% (measured), more than the walk costs the
-//! checker. [`CounterUnit::rows_packed`] reads the live rows in one or two
-//! contiguous runs of each register array (the table wraps) into
-//! [`PackedRow`]s, then sets the `mispredict`/`done` bits.
+//! checker. [`CounterUnit::rows_columns`] reads the live rows as columns,
+//! one per register array, each in one or two contiguous runs (the table
+//! wraps) moved in whole blocks of 8 words (a loop of moves would become a
+//! library `memcpy` call per run, which costs more than these short runs),
+//! then sets the `dispatched`, `mispredict` and `done` bits of `meta`.
 
 use bitvec::prelude::*;
 use events::{
-    Counter, CounterUnit, Counters, CycleEvents, FetchStall, Field, HeadCause, PackedRow,
-    ParamError, Params, Pending, ProtocolError, RowView, Squash, UnitView, Variant,
-    META_DISPATCHED, META_DONE, META_MISPREDICT, NUM_COUNTERS,
+    Counter, CounterUnit, Counters, CycleEvents, FetchStall, Field, HeadCause, ParamError, Params,
+    Pending, ProtocolError, RowView, Squash, UnitView, Variant, META_DISPATCHED, META_DONE,
+    META_MISPREDICT, NUM_COUNTERS, ROW_COLUMNS,
 };
 
 /// Largest `fmt_rows` (spec section 2).
@@ -215,10 +217,11 @@ struct Obs {
 #[derive(Clone)]
 #[repr(C, align(64))]
 struct Rows {
-    pen: [u32; MAX_ROWS],
-    rid: [u32; MAX_ROWS],
+    /// Each array has [`ROW_PAD`] words after its `MAX_ROWS` rows (always 0).
+    pen: [u32; MAX_ROWS + ROW_PAD],
+    rid: [u32; MAX_ROWS + ROW_PAD],
     /// `[l1i, l2i, itlb]`, one array each.
-    ic: [[u32; MAX_ROWS]; 3],
+    ic: [[u32; MAX_ROWS + ROW_PAD]; 3],
     mispredict: RowBits,
     done: RowBits,
 }
@@ -226,9 +229,9 @@ struct Rows {
 impl Rows {
     fn zeroed() -> Self {
         Self {
-            pen: [0; MAX_ROWS],
-            rid: [0; MAX_ROWS],
-            ic: [[0; MAX_ROWS]; 3],
+            pen: [0; MAX_ROWS + ROW_PAD],
+            rid: [0; MAX_ROWS + ROW_PAD],
+            ic: [[0; MAX_ROWS + ROW_PAD]; 3],
             mispredict: BitArray::ZERO,
             done: BitArray::ZERO,
         }
@@ -372,6 +375,37 @@ unsafe fn pen_inc_avx2(pen: &mut [u32; 64], m: u64, max: u32) -> bool {
     // lost iff max(hi, max) != max
     let ok = _mm256_cmpeq_epi32(_mm256_max_epu32(hi, maxv), maxv);
     _mm256_movemask_epi8(ok) != -1
+}
+
+/// Words of padding after each row array, so that [`copy_blocks`] may read a
+/// whole block past a run's end.
+const ROW_PAD: usize = 8;
+
+/// `dst[..len] = src[..len]` for the short runs of the row read-out, in whole
+/// blocks of 8 words: no library `memcpy` call and no per-word loop. It also
+/// writes `dst[len..]` up to the next multiple of 8 (with whatever `src` holds
+/// there), so the caller lays out its runs in order and gives `dst` that room.
+#[inline(always)]
+fn copy_blocks(dst: &mut [u32], src: &[u32], len: usize) {
+    // At most 8 blocks (runs of up to 64 rows), as a fixed sequence of
+    // predicated block moves: a loop of moves would be turned into a library
+    // `memcpy` call, which costs more than these short runs.
+    let blocks = len.div_ceil(8);
+    assert!(
+        len <= 64 && 8 * blocks <= dst.len() && 8 * blocks <= src.len(),
+        "block copy out of bounds"
+    );
+    let (d, s) = (
+        dst.as_mut_ptr() as *mut [u32; 8],
+        src.as_ptr() as *const [u32; 8],
+    );
+    for j in 0..8 {
+        if j < blocks {
+            // SAFETY: block `j < blocks` lies inside both slices (asserted
+            // above); `dst` and `src` do not overlap (`&mut` and `&`).
+            unsafe { d.add(j).write_unaligned(s.add(j).read_unaligned()) };
+        }
+    }
 }
 
 /// Clear every I-miss bit (the first `words` words hold them all).
@@ -1508,37 +1542,49 @@ impl CounterUnit for Unit {
         }
     }
 
-    fn rows_packed(&self, out: &mut [PackedRow]) -> usize {
+    fn rows_columns(&self, out: &mut [u32]) -> usize {
         let q = &self.q;
         let c = &self.cfg;
         let nd = c.dist(q.dtail, q.head) as usize;
         let n = c.dist(q.ftail, q.head) as usize + 1;
         let h = c.phys(q.head);
-        let mask = c.row_mask as usize & (MAX_ROWS - 1);
         let rows = &*self.rows;
-        let out = &mut out[..n];
-        // The live rows in age order: registers from row `head` on, in one or two
-        // runs (the table wraps); `dispatched` set for the first `nd`, and
-        // `rob_id` shown as 0 for the others.
+        // The live rows in age order are the registers from row `head` on, in
+        // one or two runs (the table wraps): block copies of each array, column
+        // after column, each run after the one before it (a block may spill
+        // past its run; the next run or column writes over the spill). The
+        // last column's spill (at most 7 words past the record) needs that
+        // room in `out`: in the rare cycle without it, the exact form.
         let first = n.min(c.rows as usize - h);
-        let (o1, o2) = out.split_at_mut(first);
-        for (base, seg, start) in [(0usize, o1, h), (first, o2, 0usize)] {
-            let len = seg.len();
-            let (pen, rid) = (&rows.pen[start..start + len], &rows.rid[start..start + len]);
-            let (l1, l2, it) = (
-                &rows.ic[0][start..start + len],
-                &rows.ic[1][start..start + len],
-                &rows.ic[2][start..start + len],
-            );
-            for i in 0..len {
-                let disp = ((base + i) < nd) as u32;
-                let meta = (rid[i] | META_DISPATCHED) & disp.wrapping_neg();
-                seg[i] = [pen[i], meta, l1[i], l2[i], it[i]];
+        let arrays: [&[u32; MAX_ROWS + ROW_PAD]; ROW_COLUMNS] =
+            [&rows.pen, &rows.rid, &rows.ic[0], &rows.ic[1], &rows.ic[2]];
+        if n <= 64 && out.len() >= ROW_COLUMNS * n + 8 {
+            for (k, src) in arrays.iter().enumerate() {
+                copy_blocks(&mut out[k * n..], &src[h..], first);
+                copy_blocks(&mut out[k * n + first..], &src[..], n - first);
             }
+        } else {
+            for (k, src) in arrays.iter().enumerate() {
+                let col = &mut out[k * n..(k + 1) * n];
+                col[..first].copy_from_slice(&src[h..h + first]);
+                col[first..].copy_from_slice(&src[..n - first]);
+            }
+        }
+        let meta = &mut out[n..2 * n];
+        // `meta`: `rob_id | dispatched` for the first `nd` rows; a fetched row's
+        // `rob_id` register is 0 (zeroed when it became the accumulation row,
+        // written only at its dispatch), as the view shows it.
+        debug_assert!(
+            meta[nd..].iter().all(|&m| m == 0),
+            "fetched row with a ROB id"
+        );
+        for m in &mut meta[..nd] {
+            *m |= META_DISPATCHED;
         }
         // The `mispredict` and `done` bits of the live rows, from the bit
         // vectors (few are set).
         let end = c.padd(q.ftail, 1);
+        let mask = c.row_mask as usize & (MAX_ROWS - 1);
         for w in 0..c.words {
             let live = if c.words == 1 && n < c.rows as usize {
                 c.region_word::<1>(q.head, end, 0)
@@ -1552,7 +1598,7 @@ impl CounterUnit for Unit {
                 let mut m = bits.data[w] & live;
                 while m != 0 {
                     let r = 64 * w + m.trailing_zeros() as usize;
-                    out[r.wrapping_sub(h) & mask][1] |= flag;
+                    meta[r.wrapping_sub(h) & mask] |= flag;
                     m &= m - 1;
                 }
             }

@@ -995,7 +995,9 @@ fn penalty_mask_covers_rows_in_upper_words() {
 }
 
 /// The checker's read-outs agree with the plain ones every cycle of random legal
-/// streams: `rows_packed` with `for_each_row` (packed), `imiss_live_words` with
+/// streams: `rows_columns` (into a buffer of exactly `5 * fmt_rows` words, and
+/// into one with room for block copies) with `for_each_row` (packed, column
+/// by column), `imiss_live_words` with
 /// `imiss_bit` over the live ROB entries, and the observer sums in `view` with a
 /// walk over the rows (the debug check inside `view` does that recount).
 #[test]
@@ -1014,7 +1016,8 @@ fn packed_readouts_match_the_plain_ones() {
             p.rob_entries = rob;
             p.local_bits = local;
             let mut u = Unit::new(p).unwrap();
-            let mut packed = vec![PackedRow::default(); rows as usize];
+            let mut tight = vec![0u32; ROW_COLUMNS * rows as usize];
+            let mut roomy = vec![0u32; ROW_COLUMNS * rows as usize + 8];
             let mut words = vec![u64::MAX; (rob as usize).div_ceil(64)];
             let (mut saw_imiss, mut saw_flags, mut saw_wrap) = (false, false, false);
             for (c, ev) in Generator::new(p, GenConfig::stress(), seed)
@@ -1024,9 +1027,20 @@ fn packed_readouts_match_the_plain_ones() {
                 u.step(&ev);
                 let view = u.view();
                 assert_eq!(view.error, None, "seed {seed}");
-                let n = u.rows_packed(&mut packed);
-                let plain: Vec<PackedRow> = rows_of(&u).iter().map(RowView::pack).collect();
-                assert_eq!(&packed[..n], &plain[..], "seed {seed} {v} cycle {c}");
+                let plain: Vec<events::PackedRow> = rows_of(&u).iter().map(RowView::pack).collect();
+                let n = plain.len();
+                let want: Vec<u32> = (0..ROW_COLUMNS)
+                    .flat_map(|k| plain.iter().map(move |r| r[k]))
+                    .collect();
+                for buf in [&mut tight, &mut roomy] {
+                    buf.fill(u32::MAX);
+                    assert_eq!(u.rows_columns(buf), n, "seed {seed} {v} cycle {c}");
+                    assert_eq!(
+                        &buf[..ROW_COLUMNS * n],
+                        &want[..],
+                        "seed {seed} {v} cycle {c}"
+                    );
+                }
                 u.imiss_live_words(&mut words);
                 let mut want = vec![0u64; words.len()];
                 for k in 0..view.rob_count {
