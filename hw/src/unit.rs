@@ -378,31 +378,27 @@ unsafe fn pen_inc_avx2(pen: &mut [u32; 64], m: u64, max: u32) -> bool {
 }
 
 /// Words of padding after each row array, so that [`copy_blocks`] may read a
-/// whole block past a run's end.
+/// whole block past a run's end (the live rows' read-out moves whole blocks
+/// of 8 words; what a block holds past its run is written over by the next
+/// run or column).
 const ROW_PAD: usize = 8;
 
-/// `dst[..len] = src[..len]` for the short runs of the row read-out, in whole
-/// blocks of 8 words: no library `memcpy` call and no per-word loop. It also
-/// writes `dst[len..]` up to the next multiple of 8 (with whatever `src` holds
-/// there), so the caller lays out its runs in order and gives `dst` that room.
+/// `blocks` blocks of 8 words from `src` to `dst`, for the short runs of the
+/// row read-out: at most 8 predicated block moves, not a loop, which the
+/// compiler would turn into a library `memcpy` call (it costs more than these
+/// one to three moves).
+///
+/// # Safety
+/// `blocks <= 8`, and `8 * blocks` words are readable at `src`, writable at
+/// `dst`, and the two regions do not overlap.
 #[inline(always)]
-fn copy_blocks(dst: &mut [u32], src: &[u32], len: usize) {
-    // At most 8 blocks (runs of up to 64 rows), as a fixed sequence of
-    // predicated block moves: a loop of moves would be turned into a library
-    // `memcpy` call, which costs more than these short runs.
-    let blocks = len.div_ceil(8);
-    assert!(
-        len <= 64 && 8 * blocks <= dst.len() && 8 * blocks <= src.len(),
-        "block copy out of bounds"
-    );
-    let (d, s) = (
-        dst.as_mut_ptr() as *mut [u32; 8],
-        src.as_ptr() as *const [u32; 8],
-    );
+unsafe fn copy_blocks(dst: *mut u32, src: *const u32, blocks: usize) {
+    debug_assert!(blocks <= 8);
+    let (d, s) = (dst as *mut [u32; 8], src as *const [u32; 8]);
     for j in 0..8 {
         if j < blocks {
-            // SAFETY: block `j < blocks` lies inside both slices (asserted
-            // above); `dst` and `src` do not overlap (`&mut` and `&`).
+            // SAFETY: block `j < blocks`, inside both regions (the caller's
+            // contract).
             unsafe { d.add(j).write_unaligned(s.add(j).read_unaligned()) };
         }
     }
@@ -1554,14 +1550,27 @@ impl CounterUnit for Unit {
         // after column, each run after the one before it (a block may spill
         // past its run; the next run or column writes over the spill). The
         // last column's spill (at most 7 words past the record) needs that
-        // room in `out`: in the rare cycle without it, the exact form.
+        // room in `out`: without it, or with more than 64 live rows, the
+        // exact form.
         let first = n.min(c.rows as usize - h);
         let arrays: [&[u32; MAX_ROWS + ROW_PAD]; ROW_COLUMNS] =
             [&rows.pen, &rows.rid, &rows.ic[0], &rows.ic[1], &rows.ic[2]];
         if n <= 64 && out.len() >= ROW_COLUMNS * n + 8 {
+            let (b1, b2) = (first.div_ceil(8), (n - first).div_ceil(8));
+            // At most 8 blocks a run (`n <= 64`). Every block read lies in an
+            // array: `h + 8 * b1 <= h + first + 7
+            // <= rows + 7 < MAX_ROWS + ROW_PAD`, and `8 * b2 <= n + 7`; every
+            // block written lies in `out`: the last one ends before
+            // `ROW_COLUMNS * n + 8`.
+            let o = out.as_mut_ptr();
             for (k, src) in arrays.iter().enumerate() {
-                copy_blocks(&mut out[k * n..], &src[h..], first);
-                copy_blocks(&mut out[k * n + first..], &src[..], n - first);
+                let s = src.as_ptr();
+                // SAFETY: the bounds above; `out` and the row arrays do not
+                // overlap (`&mut` and `&`).
+                unsafe {
+                    copy_blocks(o.add(k * n), s.add(h), b1);
+                    copy_blocks(o.add(k * n + first), s, b2);
+                }
             }
         } else {
             for (k, src) in arrays.iter().enumerate() {

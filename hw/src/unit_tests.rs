@@ -1213,3 +1213,65 @@ fn vector_penalty_incrementers_match_the_portable_walk() {
     eprintln!("penalty incrementers compared (portable, avx2, avx512): {tried:?}");
     assert!(tried[0] > 0);
 }
+
+/// The row read-out with more than 64 live rows, wrapping around the table
+/// (the block moves handle up to 64; beyond, the exact copies take over):
+/// 256 rows, the head moved to row 200 by 200 committed branches, then 240
+/// branches in flight (dispatched and fetched), each row with its own ROB id
+/// and penalty. Every column equals the plain read-out, in a tight buffer
+/// and in a roomy one, as the rows fill up one cycle at a time.
+#[test]
+fn rows_columns_with_more_than_64_live_rows_wrapping() {
+    let mut p = params(Variant::Fmt);
+    (p.fmt_rows, p.rob_entries) = (256, 4096);
+    let mut u = Unit::new(p).unwrap();
+    // 200 branches through: fetch, dispatch, retire (the head ends at row 200).
+    for _ in 0..50 {
+        ok(&mut u, fetch(4));
+        ok(&mut u, dispatch(4, 0b1111));
+        ok(
+            &mut u,
+            CycleEvents {
+                retired: 4,
+                ..idle()
+            },
+        );
+    }
+    assert_eq!(u.q.head & 255, 200);
+    let check = |u: &Unit, what: &str| {
+        let plain: Vec<events::PackedRow> = rows(u).iter().map(RowView::pack).collect();
+        let n = plain.len();
+        let want: Vec<u32> = (0..ROW_COLUMNS)
+            .flat_map(|k| plain.iter().map(move |r| r[k]))
+            .collect();
+        for extra in [0, 8] {
+            let mut buf = vec![u32::MAX; ROW_COLUMNS * 256 + extra];
+            assert_eq!(u.rows_columns(&mut buf), n, "{what}");
+            assert_eq!(
+                &buf[..ROW_COLUMNS * n],
+                &want[..],
+                "{what}, {extra} spare words"
+            );
+        }
+        n
+    };
+    let mut most = 0;
+    // nothing retires from here on: the head waits once the ROB holds something
+    let waiting = |u: &Unit, ev: CycleEvents| CycleEvents {
+        head: if u.q.rob_count > 0 {
+            HeadCause::Other
+        } else {
+            HeadCause::None
+        },
+        ..ev
+    };
+    for c in 0..30 {
+        let ev = waiting(&u, fetch(8));
+        ok(&mut u, ev);
+        // one cycle later, dispatch the 4 oldest fetched (ROB ids differ)
+        let ev = waiting(&u, dispatch(4, 0b1111));
+        ok(&mut u, ev);
+        most = most.max(check(&u, &format!("cycle {c}")));
+    }
+    assert!(most > 200, "only {most} live rows");
+}
