@@ -48,6 +48,22 @@ fn rows(u: &Unit) -> Vec<RowView> {
     v
 }
 
+/// `n` (a multiple of 4) branches through an empty unit, 4 at a time: fetch,
+/// dispatch (all four are branches), retire; the head moves `n` rows on.
+fn commit_branches(u: &mut Unit, n: usize) {
+    for _ in 0..n / 4 {
+        ok(u, fetch(4));
+        ok(u, dispatch(4, 0b1111));
+        ok(
+            u,
+            CycleEvents {
+                retired: 4,
+                ..idle()
+            },
+        );
+    }
+}
+
 /// Run a bundle and insist it was accepted.
 fn ok(u: &mut Unit, ev: CycleEvents) {
     u.step(&ev);
@@ -975,17 +991,7 @@ fn penalty_mask_covers_rows_in_upper_words() {
         ..Params::default()
     })
     .unwrap();
-    for _ in 0..20 {
-        ok(&mut u, fetch(4));
-        ok(&mut u, dispatch(4, 0b1111));
-        ok(
-            &mut u,
-            CycleEvents {
-                retired: 4,
-                ..idle()
-            },
-        );
-    }
+    commit_branches(&mut u, 80);
     assert_eq!(u.regs().head, 80);
     ok(&mut u, fetch(1));
     ok(&mut u, dispatch(1, 0b1));
@@ -1225,18 +1231,7 @@ fn rows_columns_with_more_than_64_live_rows_wrapping() {
     let mut p = params(Variant::Fmt);
     (p.fmt_rows, p.rob_entries) = (256, 4096);
     let mut u = Unit::new(p).unwrap();
-    // 200 branches through: fetch, dispatch, retire (the head ends at row 200).
-    for _ in 0..50 {
-        ok(&mut u, fetch(4));
-        ok(&mut u, dispatch(4, 0b1111));
-        ok(
-            &mut u,
-            CycleEvents {
-                retired: 4,
-                ..idle()
-            },
-        );
-    }
+    commit_branches(&mut u, 200);
     assert_eq!(u.q.head & 255, 200);
     let check = |u: &Unit, what: &str| {
         let plain: Vec<events::PackedRow> = rows(u).iter().map(RowView::pack).collect();
