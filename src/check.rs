@@ -81,8 +81,9 @@ pub struct LockStep {
     fw: Pad<crate::failwaves::FailWaves>,
     /// Test-only fault: golden sees cycle `fault_at` with `count_enable` flipped.
     fault_at: u64,
-    /// Compare buffers: live rows packed (`fmt_rows` each), then the live I-miss
-    /// bits by ROB id (`ceil(rob_entries / 64)` words each).
+    /// Compare buffers: live rows as columns (`ROW_COLUMNS * fmt_rows` words
+    /// each and the read-out's spill room), then the live I-miss bits by ROB id
+    /// (`ceil(rob_entries / 64)` words each).
     rows_hw: Box<[u32]>,
     rows_golden: Box<[u32]>,
     imiss_hw: Box<[u64]>,

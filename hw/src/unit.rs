@@ -81,11 +81,12 @@
 //! `min` with `2^L - 1` and one test for a lost count. The portable kernel
 //! walks the set bits instead. All are the same next-state function (tests
 //! run every kernel the CPU has on the same streams). On a machine without
-//! AVX-512 (AMD EPYC, Zen 3) the AVX2 kernel took a step from 36.5 to 29.8 ns. The retirement walk compares the ROB age of the oldest
-//! dispatched rows with `retired` (usually one comparison says "none"). Retire,
-//! fetch and dispatch loop over at most 8 items; the squash row search (rule 9
-//! and the `n` of 4.5), the squash itself and sFMT's clearing commits are
-//! `#[cold]` functions, so the common cycle stays compact. `apply` is
+//! AVX-512 (AMD EPYC, Zen 3) the AVX2 kernel took a step from 36.5 to 29.8
+//! ns (docs/performance.md). The retirement walk compares the ROB age of the
+//! oldest dispatched rows with `retired` (usually one comparison says "none").
+//! Retire, fetch and dispatch loop over at most 8 items; the squash row search
+//! (rule 9 and the `n` of 4.5), the squash itself and sFMT's clearing commits
+//! are `#[cold]` functions, so the common cycle stays compact. `apply` is
 //! monomorphised on the number of 64-bit row words (1, 2 or 4), the variant
 //! and the kernel; [`CounterUnit::step_many`] runs a whole batch inside one
 //! kernel call, and [`CounterUnit::step`] is one indirect call of the
