@@ -80,8 +80,14 @@ pub fn drive_batched<U: CounterUnit>(u: &mut U, s: &[CycleEvents]) {
 /// Bundles per [`CounterUnit::step_many`] call in [`drive_batched`].
 pub const BATCH: usize = 4096;
 
-/// The counter-unit figures of issue 2 on a stream of `cycles` bundles.
+/// The counter-unit figures of issue 2 on a stream of `cycles` bundles, and
+/// the `hw` kernel they were measured with (note `hw_kernel`).
 pub fn unit_figures(cycles: usize, reps: usize, figs: &mut Figures) -> anyhow::Result<()> {
+    // The `hw` figures depend on the kernel this CPU runs (`hw::Kernel`).
+    figs.notes.insert(
+        "hw_kernel".into(),
+        format!("{:?}", hw::Kernel::detect()).to_lowercase(),
+    );
     let p = Params::default();
     let s = stream(p, cycles, 1);
     let ps = p.with_variant(Variant::Sfmt);
