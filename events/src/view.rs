@@ -243,8 +243,9 @@ pub struct RowView {
     pub itlb: u32,
 }
 
-/// One live row packed for the lock-step checker's compare (one slice compare of
-/// plain words, no padding): `[penalty, meta, l1i, l2i, itlb]` with
+/// One live row as plain words, the five words the lock-step checker's row
+/// columns hold for it ([`CounterUnit::rows_columns`]): `[penalty, meta,
+/// l1i, l2i, itlb]` with
 /// `meta = rob_id | dispatched << 16 | mispredict << 17 | done << 18`.
 /// [`RowView::pack`] and [`RowView::unpack`] convert; nothing is lost.
 pub type PackedRow = [u32; 5];

@@ -75,7 +75,8 @@ pub(crate) struct Branch {
     pub clock: usize,
     pub offset: u64,
     /// `row` packed ([`PackedRow`], its penalty word 0), refreshed with the clock
-    /// at each event: the lock-step checker's row fill only adds the penalty.
+    /// at each event: the checker's row read-out (`rows_columns`) copies its
+    /// words and computes only the penalty.
     pub packed: PackedRow,
 }
 
