@@ -382,7 +382,13 @@ unsafe fn pen_inc_avx2(pen: &mut [u32; 64], m: u64, max: u32) -> bool {
 /// whole block past a run's end (the live rows' read-out moves whole blocks
 /// of 8 words; what a block holds past its run is written over by the next
 /// run or column).
-const ROW_PAD: usize = 8;
+const ROW_PAD: usize = SHORT_ROWS;
+
+/// Live rows up to which the row read-out takes its fixed form: always
+/// `SHORT_ROWS / 8` blocks a run, so that it has no branch on the row count
+/// (which changes every few cycles); the common case (about 18 live rows in
+/// the bench stream).
+const SHORT_ROWS: usize = 24;
 
 /// `blocks` blocks of 8 words from `src` to `dst`, for the short runs of the
 /// row read-out: at most 8 predicated block moves, not a loop, which the
@@ -402,6 +408,30 @@ unsafe fn copy_blocks(dst: *mut u32, src: *const u32, blocks: usize) {
             // contract).
             unsafe { d.add(j).write_unaligned(s.add(j).read_unaligned()) };
         }
+    }
+}
+
+/// `SHORT_ROWS / 8` blocks of 8 words from `src` to `dst`, the words going
+/// to ages `age0..` (`dst[i]` is the row at age `age0 + i`) ORed with `flag`
+/// where that age is below `nd`: the fixed form of the row read-out, with
+/// `meta`'s `dispatched` bit set on the way.
+///
+/// # Safety
+/// `SHORT_ROWS` words are readable at `src`, writable at `dst`, and the two
+/// regions do not overlap.
+#[inline(always)]
+unsafe fn copy_blocks_flagged(dst: *mut u32, src: *const u32, age0: usize, nd: usize, flag: u32) {
+    let (d, s) = (dst as *mut [u32; 8], src as *const [u32; 8]);
+    // 32-bit lanes (SSE2 compares them; 64-bit ones it has to emulate).
+    let (age0, nd) = (age0 as i32, nd as i32);
+    for j in 0..SHORT_ROWS / 8 {
+        // SAFETY: block `j < SHORT_ROWS / 8`, inside both regions (the
+        // caller's contract).
+        let mut v = unsafe { s.add(j).read_unaligned() };
+        for (i, x) in v.iter_mut().enumerate() {
+            *x |= flag & (((age0 + 8 * j as i32 + i as i32) < nd) as u32).wrapping_neg();
+        }
+        unsafe { d.add(j).write_unaligned(v) };
     }
 }
 
@@ -1556,7 +1586,32 @@ impl CounterUnit for Unit {
         let first = n.min(c.rows as usize - h);
         let arrays: [&[u32; MAX_ROWS + ROW_PAD]; ROW_COLUMNS] =
             [&rows.pen, &rows.rid, &rows.ic[0], &rows.ic[1], &rows.ic[2]];
-        if n <= 64 && out.len() >= ROW_COLUMNS * n + 8 {
+        if n <= SHORT_ROWS && out.len() >= ROW_COLUMNS * n + SHORT_ROWS {
+            // The fixed form: `SHORT_ROWS / 8` blocks for each run whatever
+            // its length (the second run, empty when the rows do not wrap,
+            // copies spill). Every block read lies in an array:
+            // `h + SHORT_ROWS <= MAX_ROWS - 1 + ROW_PAD`; every block written
+            // lies in `out`: the last ends at `4 * n + first + SHORT_ROWS <=
+            // ROW_COLUMNS * n + SHORT_ROWS`.
+            // The `meta` column gets `dispatched` on its way (the rows at
+            // ages below `nd`), not by a pass over the words just stored,
+            // whose loads would straddle those stores.
+            let o = out.as_mut_ptr();
+            for (k, src) in arrays.iter().enumerate() {
+                let s = src.as_ptr();
+                let flag = if k == 1 { META_DISPATCHED } else { 0 };
+                // SAFETY: the bounds above; `out` and the row arrays do not
+                // overlap (`&mut` and `&`).
+                unsafe {
+                    copy_blocks_flagged(o.add(k * n), s.add(h), 0, nd, flag);
+                    copy_blocks_flagged(o.add(k * n + first), s, first, nd, flag);
+                }
+            }
+            debug_assert!(
+                out[n + nd..2 * n].iter().all(|&m| m == 0),
+                "fetched row with a ROB id"
+            );
+        } else if n <= 64 && out.len() >= ROW_COLUMNS * n + 8 {
             let (b1, b2) = (first.div_ceil(8), (n - first).div_ceil(8));
             // At most 8 blocks a run (`n <= 64`). Every block read lies in an
             // array: `h + 8 * b1 <= h + first + 7
@@ -1580,17 +1635,21 @@ impl CounterUnit for Unit {
                 col[first..].copy_from_slice(&src[..n - first]);
             }
         }
-        let meta = &mut out[n..2 * n];
-        // `meta`: `rob_id | dispatched` for the first `nd` rows; a fetched row's
-        // `rob_id` register is 0 (zeroed when it became the accumulation row,
-        // written only at its dispatch), as the view shows it.
-        debug_assert!(
-            meta[nd..].iter().all(|&m| m == 0),
-            "fetched row with a ROB id"
-        );
-        for m in &mut meta[..nd] {
-            *m |= META_DISPATCHED;
+        if n > SHORT_ROWS || out.len() < ROW_COLUMNS * n + SHORT_ROWS {
+            let meta = &mut out[n..2 * n];
+            // `meta`: `rob_id | dispatched` for the first `nd` rows; a fetched
+            // row's `rob_id` register is 0 (zeroed when it became the
+            // accumulation row, written only at its dispatch), as the view
+            // shows it.
+            debug_assert!(
+                meta[nd..].iter().all(|&m| m == 0),
+                "fetched row with a ROB id"
+            );
+            for m in &mut meta[..nd] {
+                *m |= META_DISPATCHED;
+            }
         }
+        let meta = &mut out[n..2 * n];
         // The `mispredict` and `done` bits of the live rows, from the bit
         // vectors (few are set).
         let end = c.padd(q.ftail, 1);

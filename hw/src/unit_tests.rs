@@ -1022,10 +1022,12 @@ fn packed_readouts_match_the_plain_ones() {
             p.rob_entries = rob;
             p.local_bits = local;
             let mut u = Unit::new(p).unwrap();
-            let mut tight = vec![0u32; ROW_COLUMNS * rows as usize];
-            let mut roomy = vec![0u32; ROW_COLUMNS * rows as usize + 8];
+            // no room past the columns, room for the block copies, room for
+            // the fixed form (`SHORT_ROWS`)
+            let mut bufs = [0, 8, SHORT_ROWS].map(|x| vec![0u32; ROW_COLUMNS * rows as usize + x]);
             let mut words = vec![u64::MAX; (rob as usize).div_ceil(64)];
             let (mut saw_imiss, mut saw_flags, mut saw_wrap) = (false, false, false);
+            let mut saw_short_wrap = false;
             for (c, ev) in Generator::new(p, GenConfig::stress(), seed)
                 .take(4000)
                 .enumerate()
@@ -1038,7 +1040,7 @@ fn packed_readouts_match_the_plain_ones() {
                 let want: Vec<u32> = (0..ROW_COLUMNS)
                     .flat_map(|k| plain.iter().map(move |r| r[k]))
                     .collect();
-                for buf in [&mut tight, &mut roomy] {
+                for buf in bufs.iter_mut() {
                     buf.fill(u32::MAX);
                     assert_eq!(u.rows_columns(buf), n, "seed {seed} {v} cycle {c}");
                     assert_eq!(
@@ -1060,12 +1062,17 @@ fn packed_readouts_match_the_plain_ones() {
                 saw_flags |= plain
                     .iter()
                     .any(|r| r[1] & (META_MISPREDICT | META_DONE) != 0);
-                saw_wrap |= (u.q.head as u32 & (rows - 1)) + n as u32 > rows;
+                let wraps = (u.q.head as u32 & (rows - 1)) + n as u32 > rows;
+                saw_wrap |= wraps;
+                saw_short_wrap |= wraps && n <= SHORT_ROWS;
                 let mut via_rows = Vec::new();
                 u.rows_into(&mut via_rows);
                 assert_eq!(via_rows, rows_of(&u), "seed {seed} {v} cycle {c}");
             }
-            assert!(saw_flags && saw_wrap, "seed {seed} {v}: stream too tame");
+            assert!(
+                saw_flags && saw_wrap && saw_short_wrap,
+                "seed {seed} {v}: stream too tame"
+            );
             assert_eq!(saw_imiss, v == Variant::Sfmt, "seed {seed} {v}");
         }
     }
@@ -1222,24 +1229,33 @@ fn vector_penalty_incrementers_match_the_portable_walk() {
 
 /// The row read-out with more than 64 live rows, wrapping around the table
 /// (the block moves handle up to 64; beyond, the exact copies take over):
-/// 256 rows, the head moved to row 200 by 200 committed branches, then 240
-/// branches in flight (dispatched and fetched), each row with its own ROB id
-/// and penalty. Every column equals the plain read-out, in a tight buffer
-/// and in a roomy one, as the rows fill up one cycle at a time.
+/// 256 rows, the head moved to row 200 (then 248) by as many committed
+/// branches, then 240 branches in flight (dispatched and fetched), each row
+/// with its own ROB id and penalty. Every column equals the plain read-out,
+/// in a tight buffer and in roomy ones, as the rows fill up one cycle at a
+/// time: the fixed form (up to `SHORT_ROWS` rows; from row 248 it wraps and
+/// reads the arrays' padding), the block copies (up to 64 rows) and the
+/// exact copies.
 #[test]
 fn rows_columns_with_more_than_64_live_rows_wrapping() {
+    for head in [200u16, 248] {
+        rows_columns_from(head);
+    }
+}
+
+fn rows_columns_from(head: u16) {
     let mut p = params(Variant::Fmt);
     (p.fmt_rows, p.rob_entries) = (256, 4096);
     let mut u = Unit::new(p).unwrap();
-    commit_branches(&mut u, 200);
-    assert_eq!(u.q.head & 255, 200);
+    commit_branches(&mut u, head as usize);
+    assert_eq!(u.q.head & 255, head);
     let check = |u: &Unit, what: &str| {
         let plain: Vec<events::PackedRow> = rows(u).iter().map(RowView::pack).collect();
         let n = plain.len();
         let want: Vec<u32> = (0..ROW_COLUMNS)
             .flat_map(|k| plain.iter().map(move |r| r[k]))
             .collect();
-        for extra in [0, 8] {
+        for extra in [0, 8, SHORT_ROWS] {
             let mut buf = vec![u32::MAX; ROW_COLUMNS * 256 + extra];
             assert_eq!(u.rows_columns(&mut buf), n, "{what}");
             assert_eq!(
