@@ -200,21 +200,29 @@ impl LockStep {
     /// (on the calling thread) and `golden` (on a scoped thread) stepped in
     /// parallel.
     ///
-    /// The bundles go in chunks of [`CHUNK`]. After every bundle each side writes
-    /// a record of everything the per-cycle check compares (see [`Enc`]: the view
-    /// packed to plain words, the live rows packed, the sFMT I-miss words) into
-    /// its slot for the chunk (two slots a side, so a side records chunk `k + 1`
-    /// while chunk `k` is compared); when both have recorded chunk `k`, each
-    /// compares one half of the two record buffers (one slice compare each).
-    /// Equal buffers mean equal records cycle by cycle. When they differ, both
-    /// models (and the failure-waveform and mismatch histories) go back to
-    /// their state at the start of the chunk, which each side saved in its slot,
-    /// and the chunk is re-run through [`LockStep::step`], which finds and
-    /// reports the first difference exactly as the per-cycle checker does.
+    /// The bundles go in chunks of [`CHUNK`]. After every bundle each side
+    /// writes a record of everything the per-cycle check compares (see
+    /// [`Enc`]: the view packed to plain words, the live rows as columns, the
+    /// sFMT I-miss words). `golden` runs ahead, into its slot for the chunk
+    /// (two slots, so it records chunk `k + 1` while `hw` checks chunk `k`);
+    /// `hw` records chunk `k` into its buffer, waits for `golden`'s record of
+    /// it and compares the two (one slice compare: records are prefix-free, so
+    /// equal buffers mean equal records cycle by cycle). When they differ,
+    /// both models (and the failure-waveform and mismatch histories) go back
+    /// to their state at the start of the chunk (`golden`'s saved in its slot,
+    /// `hw`'s on its side) and the chunk is re-run through [`LockStep::step`],
+    /// which finds and reports the first difference exactly as the per-cycle
+    /// checker does.
     ///
-    /// No allocation per cycle: the slots (4 chunks of records) are allocated on
-    /// the first call and reused; the saved states are copied into per chunk.
-    /// Batches shorter than [`MIN_PAR`] go cycle by cycle.
+    /// The compare is all on `hw`'s thread, whose step and read-out cost less
+    /// than `golden`'s (docs/performance.md); `golden`'s thread only steps and
+    /// records. Comparing each record as soon as it is written was measured
+    /// slower: the compare's wide loads then straddle stores still in flight.
+    ///
+    /// No allocation per cycle: the buffers (3 chunks of records, the saved
+    /// states) are allocated on the first call and reused; the saved states
+    /// are copied into per chunk. Batches shorter than [`MIN_PAR`] go cycle by
+    /// cycle.
     pub fn run_batch(&mut self, bundles: &[CycleEvents]) -> Result<(), Box<Mismatch>> {
         if let Some(m) = &self.failed {
             return Err(m.clone());
@@ -226,19 +234,21 @@ impl LockStep {
             return Ok(());
         }
         let params = self.params;
-        let need = CHUNK.min(bundles.len()) * Enc::new(&params).max_words();
+        let enc = Enc::new(&params);
+        let need = CHUNK.min(bundles.len()) * enc.max_words();
         let bufs = self.batch.get_or_insert_with(|| {
             Box::new(BatchBufs {
                 enc_hw: Pad(Enc::new(&params)),
-                hw_slots: std::array::from_fn(|_| Pad(RwLock::new(Slot::default()))),
+                rec_hw: Vec::new(),
+                hw_saved: None,
                 golden_slots: std::array::from_fn(|_| Pad(RwLock::new(Slot::default()))),
             })
         });
-        for s in bufs.hw_slots.iter_mut() {
-            s.get_mut().unwrap_or_else(|e| e.into_inner()).grow(need);
-        }
         for s in bufs.golden_slots.iter_mut() {
             s.get_mut().unwrap_or_else(|e| e.into_inner()).grow(need);
+        }
+        if bufs.rec_hw.len() < need {
+            bufs.rec_hw.resize(need, 0);
         }
         let start = self.cycle;
         let fault_at = self.fault_at;
@@ -254,10 +264,11 @@ impl LockStep {
         let bufs = batch.as_mut().expect("allocated above");
         let BatchBufs {
             enc_hw,
-            hw_slots,
+            rec_hw,
+            hw_saved,
             golden_slots,
         } = &mut **bufs;
-        let (hw_slots, golden_slots) = (&*hw_slots, &*golden_slots);
+        let golden_slots = &*golden_slots;
         let pr = &progress;
         std::thread::scope(|sc| {
             sc.spawn(|| {
@@ -268,8 +279,8 @@ impl LockStep {
                 let mut g = Pad(golden.clone());
                 let mut enc = Pad(Enc::new(&params));
                 for (k, chunk) in bundles.chunks(CHUNK).enumerate() {
-                    // slot k % 2 is free once hw compared chunk k - 2
-                    if !wait_for(&pr.stop, || pr.h_cmp.load(Ordering::Acquire) + 1 >= k) {
+                    // slot k % 2 is free once hw checked chunk k - 2
+                    if !wait_for(&pr.stop, || pr.h_cmp.load(Ordering::Acquire) + 2 > k) {
                         break;
                     }
                     {
@@ -288,12 +299,7 @@ impl LockStep {
                             .map(|i| i as usize);
                         s.len = record(&mut *g, &mut enc, chunk, fault, &mut s.rec, |_, _| {});
                     }
-                    if !pr.exchange(k, &pr.g_rec, &pr.h_rec, || {
-                        half_same(&hw_slots[k % 2], &golden_slots[k % 2], false)
-                    }) {
-                        break;
-                    }
-                    pr.g_cmp.store(k + 1, Ordering::Release);
+                    pr.g_rec.store(k + 1, Ordering::Release);
                 }
                 **golden = g.0;
             });
@@ -301,29 +307,29 @@ impl LockStep {
             let _guard = StopOnPanic(&pr.stop);
             let mut c = start;
             for (k, chunk) in bundles.chunks(CHUNK).enumerate() {
-                // slot k % 2 is free once golden compared chunk k - 2
-                if !wait_for(&pr.stop, || pr.g_cmp.load(Ordering::Acquire) + 1 >= k) {
+                match hw_saved {
+                    Some((h, f, r)) => {
+                        h.clone_from(hw);
+                        f.clone_from(fw);
+                        *r = *ring;
+                    }
+                    None => *hw_saved = Some((hw.0.clone(), fw.0.clone(), *ring)),
+                }
+                let len = record(&mut **hw, enc_hw, chunk, None, rec_hw, |h, ev| {
+                    fw.before_step(c, ev, h);
+                    c += 1;
+                });
+                if !wait_for(&pr.stop, || pr.g_rec.load(Ordering::Acquire) > k) {
                     break;
                 }
-                {
-                    let mut s = hw_slots[k % 2].write().unwrap_or_else(|e| e.into_inner());
-                    let s = &mut *s;
-                    match &mut s.saved {
-                        Some((h, f, r)) => {
-                            h.clone_from(hw);
-                            f.clone_from(fw);
-                            *r = *ring;
-                        }
-                        None => s.saved = Some((hw.0.clone(), fw.0.clone(), *ring)),
-                    }
-                    s.len = record(&mut **hw, enc_hw, chunk, None, &mut s.rec, |h, ev| {
-                        fw.before_step(c, ev, h);
-                        c += 1;
-                    });
-                }
-                if !pr.exchange(k, &pr.h_rec, &pr.g_rec, || {
-                    half_same(&hw_slots[k % 2], &golden_slots[k % 2], true)
-                }) {
+                let same = {
+                    let s = golden_slots[k % 2]
+                        .read()
+                        .unwrap_or_else(|e| e.into_inner());
+                    s.rec[..s.len] == rec_hw[..len]
+                };
+                if !same {
+                    pr.fail(k);
                     break;
                 }
                 let c1 = c - chunk.len().min(HISTORY) as u64;
@@ -339,10 +345,8 @@ impl LockStep {
             return Ok(());
         }
         let bufs = self.batch.as_mut().expect("allocated above");
-        let (h, f, r) = bufs.hw_slots[k % 2]
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
-            .saved
+        let (h, f, r) = bufs
+            .hw_saved
             .take()
             .expect("hw saved its state before the chunk");
         let g = bufs.golden_slots[k % 2]
@@ -482,11 +486,13 @@ type HwSaved = (
     [CycleEvents; HISTORY],
 );
 
-/// The buffers of [`LockStep::run_batch`], kept across calls: per side, two
-/// record slots (chunk `k` uses slot `k % 2`).
+/// The buffers of [`LockStep::run_batch`], kept across calls: `hw`'s
+/// record writer, its one-record buffer and its state before the chunk being
+/// checked; `golden`'s two record slots (chunk `k` uses slot `k % 2`).
 struct BatchBufs {
     enc_hw: Pad<Enc>,
-    hw_slots: [Pad<RwLock<Slot<HwSaved>>>; 2],
+    rec_hw: Vec<u32>,
+    hw_saved: Option<HwSaved>,
     golden_slots: [Pad<RwLock<Slot<golden::Unit>>>; 2],
 }
 
@@ -515,31 +521,12 @@ impl<S> Slot<S> {
     }
 }
 
-/// Whether the records of a chunk are the same: the same length and, for
-/// `first`, the same first half of the words, else the same second half (the
-/// two sides compare one half each).
-fn half_same<A, B>(a: &RwLock<Slot<A>>, b: &RwLock<Slot<B>>, first: bool) -> bool {
-    let a = a.read().unwrap_or_else(|e| e.into_inner());
-    let b = b.read().unwrap_or_else(|e| e.into_inner());
-    if a.len != b.len {
-        return false;
-    }
-    let h = a.len / 2;
-    let (x, y) = if first {
-        (&a.rec[..h], &b.rec[..h])
-    } else {
-        (&a.rec[h..a.len], &b.rec[h..b.len])
-    };
-    x == y
-}
-
-/// How far each side of [`LockStep::run_batch`] got (chunks recorded, chunks
-/// whose half it compared and found equal), and the first chunk found to differ.
+/// How far each side of [`LockStep::run_batch`] got (`golden`: chunks
+/// recorded; `hw`: chunks checked and found equal), and the first chunk found
+/// to differ.
 struct Progress {
-    h_rec: Pad<AtomicUsize>,
     g_rec: Pad<AtomicUsize>,
     h_cmp: Pad<AtomicUsize>,
-    g_cmp: Pad<AtomicUsize>,
     stop: Pad<AtomicBool>,
     failed: Pad<AtomicUsize>,
 }
@@ -547,10 +534,8 @@ struct Progress {
 impl Default for Progress {
     fn default() -> Self {
         Self {
-            h_rec: Pad(AtomicUsize::new(0)),
             g_rec: Pad(AtomicUsize::new(0)),
             h_cmp: Pad(AtomicUsize::new(0)),
-            g_cmp: Pad(AtomicUsize::new(0)),
             stop: Pad(AtomicBool::new(false)),
             failed: Pad(AtomicUsize::new(usize::MAX)),
         }
@@ -558,28 +543,7 @@ impl Default for Progress {
 }
 
 impl Progress {
-    /// After this side recorded chunk `k`: announce it in `mine`, wait for the
-    /// other side's record of it (`theirs`) and compare this side's half
-    /// (`same`). False if the run stopped, or if the halves differ (the failure
-    /// is then raised for both sides).
-    fn exchange(
-        &self,
-        k: usize,
-        mine: &AtomicUsize,
-        theirs: &AtomicUsize,
-        same: impl FnOnce() -> bool,
-    ) -> bool {
-        mine.store(k + 1, Ordering::Release);
-        if !wait_for(&self.stop, || theirs.load(Ordering::Acquire) > k) {
-            return false;
-        }
-        if !same() {
-            self.fail(k);
-            return false;
-        }
-        true
-    }
-
+    /// Chunk `k` differs: stop both sides.
     fn fail(&self, k: usize) {
         self.failed.fetch_min(k, Ordering::AcqRel);
         self.stop.store(true, Ordering::Release);
@@ -732,7 +696,7 @@ impl Enc {
 
 /// Words past its `ROW_COLUMNS * fmt_rows` that a row read-out may write
 /// ([`CounterUnit::rows_columns`]).
-const ROW_SPILL: usize = 8;
+const ROW_SPILL: usize = 24;
 
 /// Step `u` through `evs` (bundle `fault` with `count_enable` flipped), calling
 /// `pre(u, ev)` before each step, and write after each step its record
