@@ -743,7 +743,7 @@ impl CounterUnit for Unit {
         // The queue's two runs, one row per column each; zipped iterators, so
         // no index is checked per row.
         #[inline(always)]
-        fn fill(src: &[Branch], cols: [&mut [u32]; ROW_COLUMNS], clocks: [u64; 4], max: u64) {
+        fn fill(src: &[Branch], cols: [&mut [u32]; ROW_COLUMNS], clocks: &[u64; 4], max: u64) {
             let n = src.len();
             let [pen, meta, l1, l2, it] = cols;
             let (pen, meta, l1, l2, it) = (
@@ -774,7 +774,7 @@ impl CounterUnit for Unit {
                 &mut l2[..k],
                 &mut it[..k],
             ],
-            clocks,
+            &clocks,
             max,
         );
         fill(
@@ -786,7 +786,7 @@ impl CounterUnit for Unit {
                 &mut l2[k..],
                 &mut it[k..],
             ],
-            clocks,
+            &clocks,
             max,
         );
         debug_assert!(self
