@@ -131,7 +131,11 @@
 //! one per register array, each in one or two contiguous runs (the table
 //! wraps) moved in whole blocks of 8 words (a loop of moves would become a
 //! library `memcpy` call per run, which costs more than these short runs),
-//! then sets the `dispatched`, `mispredict` and `done` bits of `meta`.
+//! then sets the `dispatched`, `mispredict` and `done` bits of `meta`. Up to
+//! `SHORT_ROWS` (24) live rows, the common case, it moves a fixed 3 blocks a
+//! run whatever the row count and sets `dispatched` on the way, so that it
+//! has no branch on the row count (which changes every few cycles): a step
+//! and its read-out, 66 -> 57 ns (scratch driver, this machine).
 
 use bitvec::prelude::*;
 use events::{
@@ -378,10 +382,10 @@ unsafe fn pen_inc_avx2(pen: &mut [u32; 64], m: u64, max: u32) -> bool {
     _mm256_movemask_epi8(ok) != -1
 }
 
-/// Words of padding after each row array, so that [`copy_blocks`] may read a
-/// whole block past a run's end (the live rows' read-out moves whole blocks
-/// of 8 words; what a block holds past its run is written over by the next
-/// run or column).
+/// Words of padding after each row array, so that the row read-out may read
+/// whole blocks past a run's end ([`copy_blocks`]: up to 7 words;
+/// [`copy_blocks_flagged`]: up to `SHORT_ROWS - 1`); what a block holds past its run
+/// is written over by the next run or column.
 const ROW_PAD: usize = SHORT_ROWS;
 
 /// Live rows up to which the row read-out takes its fixed form: always
