@@ -487,8 +487,8 @@ type HwSaved = (
 );
 
 /// The buffers of [`LockStep::run_batch`], kept across calls: `hw`'s
-/// record writer, its one-record buffer and its state before the chunk being
-/// checked; `golden`'s two record slots (chunk `k` uses slot `k % 2`).
+/// record writer, its records of the chunk being checked and its state
+/// before that chunk; `golden`'s two record slots (chunk `k` uses slot `k % 2`).
 struct BatchBufs {
     enc_hw: Pad<Enc>,
     rec_hw: Vec<u32>,

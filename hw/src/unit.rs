@@ -1584,9 +1584,10 @@ impl CounterUnit for Unit {
         // one or two runs (the table wraps): block copies of each array, column
         // after column, each run after the one before it (a block may spill
         // past its run; the next run or column writes over the spill). The
-        // last column's spill (at most 7 words past the record) needs that
-        // room in `out`: without it, or with more than 64 live rows, the
-        // exact form.
+        // last column's spill needs room in `out` past the `5 * n` words: up
+        // to 24 words in the fixed form (at most `SHORT_ROWS` live rows), up
+        // to 7 in the block copies (at most 64); without that room, or with
+        // more live rows, the exact form.
         let first = n.min(c.rows as usize - h);
         let arrays: [&[u32; MAX_ROWS + ROW_PAD]; ROW_COLUMNS] =
             [&rows.pen, &rows.rid, &rows.ic[0], &rows.ic[1], &rows.ic[2]];

@@ -1001,9 +1001,10 @@ fn penalty_mask_covers_rows_in_upper_words() {
 }
 
 /// The checker's read-outs agree with the plain ones every cycle of random legal
-/// streams: `rows_columns` (into a buffer of exactly `5 * fmt_rows` words, and
-/// into one with room for block copies) with `for_each_row` (packed, column
-/// by column), `imiss_live_words` with
+/// streams: `rows_columns` (into buffers of `5 * fmt_rows` words and 0, 8 or
+/// `SHORT_ROWS` more, so that the fixed form, the block copies and the exact
+/// copies all run, the last two on the nearly full tiny tables) with
+/// `for_each_row` (packed, column by column), `imiss_live_words` with
 /// `imiss_bit` over the live ROB entries, and the observer sums in `view` with a
 /// walk over the rows (the debug check inside `view` does that recount).
 #[test]
@@ -1022,8 +1023,8 @@ fn packed_readouts_match_the_plain_ones() {
             p.rob_entries = rob;
             p.local_bits = local;
             let mut u = Unit::new(p).unwrap();
-            // no room past the columns, room for the block copies, room for
-            // the fixed form (`SHORT_ROWS`)
+            // 0, 8 and `SHORT_ROWS` words past the largest record: which form
+            // runs depends on the room past this cycle's `5 * n` words
             let mut bufs = [0, 8, SHORT_ROWS].map(|x| vec![0u32; ROW_COLUMNS * rows as usize + x]);
             let mut words = vec![u64::MAX; (rob as usize).div_ceil(64)];
             let (mut saw_imiss, mut saw_flags, mut saw_wrap) = (false, false, false);
