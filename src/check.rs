@@ -234,8 +234,6 @@ impl LockStep {
             return Ok(());
         }
         let params = self.params;
-        let enc = Enc::new(&params);
-        let need = CHUNK.min(bundles.len()) * enc.max_words();
         let bufs = self.batch.get_or_insert_with(|| {
             Box::new(BatchBufs {
                 enc_hw: Pad(Enc::new(&params)),
@@ -244,6 +242,7 @@ impl LockStep {
                 golden_slots: std::array::from_fn(|_| Pad(RwLock::new(Slot::default()))),
             })
         });
+        let need = CHUNK.min(bundles.len()) * bufs.enc_hw.max_words();
         for s in bufs.golden_slots.iter_mut() {
             s.get_mut().unwrap_or_else(|e| e.into_inner()).grow(need);
         }
@@ -493,27 +492,18 @@ struct BatchBufs {
     enc_hw: Pad<Enc>,
     rec_hw: Vec<u32>,
     hw_saved: Option<HwSaved>,
-    golden_slots: [Pad<RwLock<Slot<golden::Unit>>>; 2],
+    golden_slots: [Pad<RwLock<Slot>>; 2],
 }
 
-/// One side's records of one chunk and its state before the chunk.
-struct Slot<S> {
+/// `golden`'s records of one chunk and its state before the chunk.
+#[derive(Default)]
+struct Slot {
     rec: Vec<u32>,
     len: usize,
-    saved: Option<S>,
+    saved: Option<golden::Unit>,
 }
 
-impl<S> Default for Slot<S> {
-    fn default() -> Self {
-        Self {
-            rec: Vec::new(),
-            len: 0,
-            saved: None,
-        }
-    }
-}
-
-impl<S> Slot<S> {
+impl Slot {
     fn grow(&mut self, words: usize) {
         if self.rec.len() < words {
             self.rec.resize(words, 0);

@@ -1591,7 +1591,8 @@ impl CounterUnit for Unit {
         let first = n.min(c.rows as usize - h);
         let arrays: [&[u32; MAX_ROWS + ROW_PAD]; ROW_COLUMNS] =
             [&rows.pen, &rows.rid, &rows.ic[0], &rows.ic[1], &rows.ic[2]];
-        if n <= SHORT_ROWS && out.len() >= ROW_COLUMNS * n + SHORT_ROWS {
+        let short = n <= SHORT_ROWS && out.len() >= ROW_COLUMNS * n + SHORT_ROWS;
+        if short {
             // The fixed form: `SHORT_ROWS / 8` blocks for each run whatever
             // its length (the second run, empty when the rows do not wrap,
             // copies spill). Every block read lies in an array:
@@ -1612,10 +1613,6 @@ impl CounterUnit for Unit {
                     copy_blocks_flagged(o.add(k * n + first), s, first, nd, flag);
                 }
             }
-            debug_assert!(
-                out[n + nd..2 * n].iter().all(|&m| m == 0),
-                "fetched row with a ROB id"
-            );
         } else if n <= 64 && out.len() >= ROW_COLUMNS * n + 8 {
             let (b1, b2) = (first.div_ceil(8), (n - first).div_ceil(8));
             // At most 8 blocks a run (`n <= 64`). Every block read lies in an
@@ -1640,21 +1637,20 @@ impl CounterUnit for Unit {
                 col[first..].copy_from_slice(&src[..n - first]);
             }
         }
-        if n > SHORT_ROWS || out.len() < ROW_COLUMNS * n + SHORT_ROWS {
-            let meta = &mut out[n..2 * n];
-            // `meta`: `rob_id | dispatched` for the first `nd` rows; a fetched
-            // row's `rob_id` register is 0 (zeroed when it became the
-            // accumulation row, written only at its dispatch), as the view
-            // shows it.
-            debug_assert!(
-                meta[nd..].iter().all(|&m| m == 0),
-                "fetched row with a ROB id"
-            );
+        let meta = &mut out[n..2 * n];
+        // `meta`: `rob_id | dispatched` for the first `nd` rows (the fixed
+        // form set `dispatched` already); a fetched row's `rob_id` register is
+        // 0 (zeroed when it became the accumulation row, written only at its
+        // dispatch), as the view shows it.
+        debug_assert!(
+            meta[nd..].iter().all(|&m| m == 0),
+            "fetched row with a ROB id"
+        );
+        if !short {
             for m in &mut meta[..nd] {
                 *m |= META_DISPATCHED;
             }
         }
-        let meta = &mut out[n..2 * n];
         // The `mispredict` and `done` bits of the live rows, from the bit
         // vectors (few are set).
         let end = c.padd(q.ftail, 1);
