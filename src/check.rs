@@ -685,8 +685,9 @@ impl Enc {
 }
 
 /// Words past its `ROW_COLUMNS * fmt_rows` that a row read-out may write
-/// ([`CounterUnit::rows_columns`]).
-const ROW_SPILL: usize = 24;
+/// ([`CounterUnit::rows_columns`]): the room `hw`'s fixed form needs
+/// (`golden` writes none).
+const ROW_SPILL: usize = hw::ROW_SPILL;
 
 /// Step `u` through `evs` (bundle `fault` with `count_enable` flipped), calling
 /// `pre(u, ev)` before each step, and write after each step its record

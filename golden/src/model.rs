@@ -764,31 +764,16 @@ impl CounterUnit for Unit {
             }
         }
         let (qa, qb) = self.branches.as_slices();
-        let k = qa.len();
-        fill(
-            qa,
-            [
-                &mut pen[..k],
-                &mut meta[..k],
-                &mut l1[..k],
-                &mut l2[..k],
-                &mut it[..k],
-            ],
-            &clocks,
-            max,
-        );
-        fill(
-            qb,
-            [
-                &mut pen[k..],
-                &mut meta[k..],
-                &mut l1[k..],
-                &mut l2[k..],
-                &mut it[k..],
-            ],
-            &clocks,
-            max,
-        );
+        for (run, at) in [(qa, 0), (qb, qa.len())] {
+            let cols = [
+                &mut pen[at..],
+                &mut meta[at..],
+                &mut l1[at..],
+                &mut l2[at..],
+                &mut it[at..],
+            ];
+            fill(run, cols, &clocks, max);
+        }
         debug_assert!(self
             .branches
             .iter()

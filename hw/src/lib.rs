@@ -13,4 +13,4 @@ mod unit;
 
 pub use cost::{cost, Cost};
 pub use trace::{NoTrace, Tracer};
-pub use unit::{Kernel, Latch, Regs, RobBits, RowBits, Unit, Widths, MAX_ROB, MAX_ROWS};
+pub use unit::{Kernel, Latch, Regs, RobBits, RowBits, Unit, Widths, MAX_ROB, MAX_ROWS, ROW_SPILL};

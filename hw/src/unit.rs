@@ -394,6 +394,11 @@ const ROW_PAD: usize = SHORT_ROWS;
 /// the bench stream).
 const SHORT_ROWS: usize = 24;
 
+/// Words past its `ROW_COLUMNS * n` that [`CounterUnit::rows_columns`] needs
+/// in `out` (and may write) for its fixed form: a caller that reads the rows
+/// out every cycle gives this much room (with less, a slower form runs).
+pub const ROW_SPILL: usize = SHORT_ROWS;
+
 /// `blocks` blocks of 8 words from `src` to `dst`, for the short runs of the
 /// row read-out: at most 8 predicated block moves, not a loop, which the
 /// compiler would turn into a library `memcpy` call (it costs more than these
