@@ -141,6 +141,7 @@ pub struct CycleEvents {
     /// Bit i: the i-th dispatched instruction is the one whose fetch waited on an I-miss.
     pub dispatched_imiss: u8,
     /// The oldest squash of the cycle.
+    #[serde(deserialize_with = "strict_squash")]
     pub squash: Squash,
     /// Instructions committed this cycle.
     pub retired: u8,
@@ -172,4 +173,51 @@ impl CycleEvents {
     pub fn idle() -> Self {
         Self::default()
     }
+}
+
+/// `squash` in its documented forms only: `"none"`, `{"mispredict": ID}`,
+/// `{"flush": ID}`: how [`CycleEvents`] reads its `squash` (the derived form of
+/// [`Squash`] alone would also take `{"none":null}`).
+pub(crate) fn strict_squash<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Squash, D::Error> {
+    /// The key of the object form; `none` is not one ("unknown variant `none`").
+    #[derive(Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    enum Kind {
+        Mispredict,
+        Flush,
+    }
+    struct V;
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = Squash;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("\"none\", {\"mispredict\": ID} or {\"flush\": ID}")
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Squash, E> {
+            match v {
+                "none" => Ok(Squash::None),
+                "mispredict" | "flush" => Err(E::custom(format_args!(
+                    "`{v}` needs a ROB id: {{\"{v}\": ID}}"
+                ))),
+                _ => Err(E::unknown_variant(v, &["none", "mispredict", "flush"])),
+            }
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Squash, A::Error> {
+            let s = match m.next_key::<Kind>()? {
+                Some(Kind::Mispredict) => Squash::Mispredict(m.next_value()?),
+                Some(Kind::Flush) => Squash::Flush(m.next_value()?),
+                None => {
+                    return Err(serde::de::Error::custom(
+                        "the object form has one key, `mispredict` or `flush`; found none",
+                    ))
+                }
+            };
+            if m.next_key::<serde::de::IgnoredAny>()?.is_some() {
+                return Err(serde::de::Error::custom(
+                    "the object form has one key, `mispredict` or `flush`; found more",
+                ));
+            }
+            Ok(s)
+        }
+    }
+    d.deserialize_any(V)
 }

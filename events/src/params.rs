@@ -120,9 +120,30 @@ impl Params {
             self.variant = value.parse()?;
             return Ok(());
         }
-        let v: u32 = value
-            .parse()
-            .map_err(|_| format!("parameter `{name}`: `{value}` is not a non-negative integer"))?;
+        let v: u32 = match value.parse::<u64>() {
+            Ok(v) => match u32::try_from(v) {
+                Ok(v) => v,
+                Err(_) => {
+                    // too large for the register: the legal range, as `validate` says it
+                    // (from the defaults, which are legal, so the error is this one's)
+                    let mut t = Params::default();
+                    t.set(name, &u32::MAX.to_string())?;
+                    return Err(match t.validate() {
+                        Err(e) => ParamError {
+                            value: value.to_string(),
+                            ..e
+                        }
+                        .to_string(),
+                        Ok(()) => format!("parameter `{name}` = {value} is too large"),
+                    });
+                }
+            },
+            Err(_) => {
+                return Err(format!(
+                    "parameter `{name}`: `{value}` is not a non-negative integer"
+                ))
+            }
+        };
         match name {
             "rob_entries" => self.rob_entries = v,
             "fmt_rows" => self.fmt_rows = v,

@@ -7,13 +7,17 @@
 //! {}
 //! ```
 //!
-//! A bundle line is the serde form of [`CycleEvents`]; absent fields take their
-//! default (`count_enable` true, everything else zero / `"none"`), unknown fields are
-//! an error. Blank lines and lines whose first non-blank character is `#` are
-//! comments, anywhere. Line numbers in errors count every physical line from 1.
+//! A bundle line is a JSON object in the serde form of [`CycleEvents`] (not an array,
+//! and `squash` only `"none"`, `{"mispredict":ID}` or `{"flush":ID}`); absent fields
+//! take their default (`count_enable` true, everything else zero / `"none"`), unknown
+//! and duplicate keys are an error, in the header too. Blank lines and lines whose
+//! first non-blank character is `#` are comments, anywhere. Line numbers in errors
+//! count every physical line from 1.
 
+use std::fmt;
 use std::io::{BufRead, Read, Write};
 
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -342,6 +346,12 @@ fn parse_header(text: &str, line: u64) -> Result<Params, StreamError> {
         StreamError::BadJson { msg, .. } => bad(format!("{msg}; {expect}")),
         e => e,
     })?;
+    // `Value` keeps the last of two equal keys; a header must not have any.
+    if let Some(path) = first_duplicate_key(text) {
+        return Err(bad(format!(
+            "duplicate key `{path}` (every key may occur once)"
+        )));
+    }
     match m.get("format") {
         Some(Value::String(s)) if s == FORMAT_NAME => {}
         Some(v) => return Err(bad(format!("`format` is {v}, expected \"{FORMAT_NAME}\""))),
@@ -409,6 +419,20 @@ fn parse_header(text: &str, line: u64) -> Result<Params, StreamError> {
 /// Parse one bundle line. serde is the definition of the language; when it fails,
 /// the line is examined field by field to name the field at fault.
 fn parse_bundle(text: &str, line: u64) -> Result<CycleEvents, StreamError> {
+    // Only an object is a bundle: serde would also take a struct from an array
+    // (`[false,"l1i",3]`). The first byte decides, so the common path stays one parse.
+    let first = text
+        .bytes()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
+    if first != Some(b'{') {
+        return Err(match parse_object(text, line) {
+            Err(e) => e,
+            Ok(_) => StreamError::BadJson {
+                line,
+                msg: "expected an object".into(),
+            },
+        });
+    }
     let serde_err = match serde_json::from_str::<CycleEvents>(text) {
         Ok(ev) => return Ok(ev),
         Err(e) => e,
@@ -420,7 +444,7 @@ fn parse_bundle(text: &str, line: u64) -> Result<CycleEvents, StreamError> {
             "count_enable" | "fe_redirect" => serde_json::from_value::<bool>(v).map(drop),
             "fetch_stall" => serde_json::from_value::<FetchStall>(v).map(drop),
             "head" => serde_json::from_value::<HeadCause>(v).map(drop),
-            "squash" => serde_json::from_value::<Squash>(v).map(drop),
+            "squash" => crate::bundle::strict_squash(v).map(drop),
             k if BUNDLE_FIELDS.contains(&k) => serde_json::from_value::<u8>(v).map(drop),
             _ => {
                 return Err(StreamError::UnknownField {
@@ -442,4 +466,78 @@ fn parse_bundle(text: &str, line: u64) -> Result<CycleEvents, StreamError> {
         line,
         msg: serde_err.to_string(),
     })
+}
+
+/// The dotted path (`params.rob_entries`; `[i]` for an array element) of the first
+/// key that occurs twice in one object of the JSON text, at any depth; `None` when
+/// there is none, or when the text is not JSON (the caller has checked it is).
+fn first_duplicate_key(text: &str) -> Option<String> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    DupSeed { path: "" }.deserialize(&mut de).ok().flatten()
+}
+
+/// Walks any JSON value; yields the path of its first duplicate key.
+struct DupSeed<'a> {
+    path: &'a str,
+}
+
+impl<'de> DeserializeSeed<'de> for DupSeed<'_> {
+    type Value = Option<String>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<String>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for DupSeed<'_> {
+    type Value = Option<String>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Option<String>, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Option<String>, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Option<String>, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Option<String>, E> {
+        Ok(None)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Option<String>, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Option<String>, E> {
+        Ok(None)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Option<String>, A::Error> {
+        let mut dup = None;
+        let mut i = 0usize;
+        loop {
+            let path = format!("{}[{i}]", self.path);
+            match s.next_element_seed(DupSeed { path: &path })? {
+                None => return Ok(dup),
+                Some(d) => dup = dup.or(d),
+            }
+            i += 1;
+        }
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Option<String>, A::Error> {
+        let mut seen: Vec<String> = Vec::new();
+        let mut dup = None;
+        while let Some(k) = m.next_key::<String>()? {
+            let path = if self.path.is_empty() {
+                k.clone()
+            } else {
+                format!("{}.{k}", self.path)
+            };
+            let inner = m.next_value_seed(DupSeed { path: &path })?;
+            if dup.is_none() {
+                dup = if seen.contains(&k) { Some(path) } else { inner };
+            }
+            seen.push(k);
+        }
+        Ok(dup)
+    }
 }

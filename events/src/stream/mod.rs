@@ -159,8 +159,10 @@ pub enum StreamError {
     /// A JSONL line longer than [`MAX_LINE`] bytes.
     #[error("line {line}: longer than {max} bytes")]
     LineTooLong { line: u64, max: usize },
-    /// The header's parameters fail [`Params::validate`].
-    #[error("{at}: header parameters are illegal: {source}")]
+    /// The header's parameters fail [`Params::validate`]. Which one, and why, is the
+    /// error's [`source`](std::error::Error::source) (like the OS error of `Io`), so an
+    /// error chain (`anyhow`'s `{:#}`) prints it once.
+    #[error("{at}: header parameters are illegal")]
     HeaderParams {
         at: Location,
         #[source]
@@ -241,6 +243,16 @@ impl StreamWriter {
         match self {
             StreamWriter::Jsonl(w) => w.write(ev),
             StreamWriter::Bin(w) => w.write(ev),
+        }
+    }
+
+    /// Write a comment (`# text`, one line per line of `text`) into a JSONL stream,
+    /// e.g. provenance such as `seed 42`. The binary format has no comments: there
+    /// this does nothing.
+    pub fn comment(&mut self, text: &str) -> Result<(), StreamError> {
+        match self {
+            StreamWriter::Jsonl(w) => w.comment(text),
+            StreamWriter::Bin(_) => Ok(()),
         }
     }
 

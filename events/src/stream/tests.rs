@@ -919,3 +919,227 @@ fn the_documented_jsonl_example_reads() {
     assert_eq!(evs[3].squash, Squash::Mispredict(0));
     assert_eq!(evs[4].fetch_stall, FetchStall::L1i);
 }
+
+/// Bug: serde takes a struct from a JSON array too, so `[]` replayed as an idle
+/// cycle and `[false,"l1i",3]` as a bundle; and the derived `Squash` takes
+/// `{"none":null}`, which the format does not define.
+#[test]
+fn jsonl_only_an_object_is_a_bundle() {
+    for body in [
+        "[]",
+        "[false,\"l1i\",3]",
+        " [true]",
+        "[{}]",
+        "\"{}\"",
+        "3",
+        "null",
+    ] {
+        match jsonl_err(&format!("{{}}\n{body}\n{{}}\n")) {
+            StreamError::BadJson { line, msg } => {
+                assert_eq!(line, 3, "{body}: {msg}");
+                assert!(msg.contains("expected an object"), "{body}: {msg}");
+            }
+            e => panic!("{body}: {e}"),
+        }
+    }
+    let e = jsonl_err("[]\n");
+    assert_eq!(
+        e.to_string(),
+        "line 2: bad JSON: expected an object, found an array"
+    );
+    for body in [
+        "{\"squash\":{\"none\":null}}",
+        "{\"squash\":{\"none\":0}}",
+        "{\"squash\":{}}",
+        "{\"squash\":{\"flush\":1,\"mispredict\":2}}",
+        "{\"squash\":[\"flush\",1]}",
+        "{\"squash\":null}",
+        "{\"dispatched\":1,\"squash\":{\"\\u006eone\":null}}",
+    ] {
+        match jsonl_err(&format!("{body}\n")) {
+            StreamError::BadField { line, field, msg } => {
+                assert_eq!((line, field.as_str()), (2, "squash"), "{body}: {msg}")
+            }
+            e => panic!("{body}: {e}"),
+        }
+    }
+    // A duplicate key inside `squash` is a duplicate key (`BadJson`), like any other.
+    match jsonl_err("{\"squash\":{\"flush\":1,\"flush\":2}}\n") {
+        StreamError::BadJson { line, msg } => {
+            assert_eq!(line, 2);
+            assert!(msg.contains("one key"), "{msg}");
+        }
+        e => panic!("{e}"),
+    }
+    let e = jsonl_err("{\"squash\":{\"none\":null}}\n");
+    assert!(e.to_string().contains("unknown variant `none`"), "{e}");
+    // The documented forms, with space and escapes, still read.
+    let text = format!(
+        "{HDR} {{ \"squash\" : \"none\" }}\n{{\"squash\":{{\"mispredict\":65535}}}}\n\
+         {{\"squash\":{{\"\\u0066lush\":0}},\"retired\":1}}\n"
+    );
+    assert_eq!(
+        read_jsonl_all(text.as_bytes()).unwrap().1,
+        vec![
+            CycleEvents::default(),
+            CycleEvents {
+                squash: Squash::Mispredict(65535),
+                ..CycleEvents::default()
+            },
+            CycleEvents {
+                squash: Squash::Flush(0),
+                retired: 1,
+                ..CycleEvents::default()
+            },
+        ]
+    );
+}
+
+/// Bug: the header went through `serde_json::Value`, which keeps the last of two
+/// equal keys, so `"rob_entries":100,"rob_entries":3` replayed with a ROB of 3.
+#[test]
+fn jsonl_header_duplicate_keys_are_rejected() {
+    for (text, key) in [
+        (
+            "{\"format\":\"cpistack-events\",\"version\":1,\"params\":{\"rob_entries\":100,\"rob_entries\":3}}\n",
+            "params.rob_entries",
+        ),
+        (
+            "{\"format\":\"cpistack-events\",\"version\":1,\"version\":1,\"params\":{}}\n",
+            "version",
+        ),
+        (
+            "{\"format\":\"cpistack-events\",\"version\":2,\"version\":1,\"params\":{}}\n",
+            "version",
+        ),
+        (
+            "{\"format\":\"x\",\"format\":\"cpistack-events\",\"version\":1,\"params\":{}}\n",
+            "format",
+        ),
+        (
+            "{\"format\":\"cpistack-events\",\"version\":1,\"params\":{},\"params\":{\"fmt_rows\":4}}\n",
+            "params",
+        ),
+        (
+            "{\"format\":\"cpistack-events\",\"version\":1,\"params\":{\"variant\":\"fmt\",\"\\u0076ariant\":\"sfmt\"}}\n",
+            "params.variant",
+        ),
+    ] {
+        let e = JsonlReader::new(text.as_bytes()).err().expect(text);
+        assert!(matches!(e, StreamError::BadHeader { line: 1, .. }), "{text}: {e}");
+        assert!(
+            e.to_string()
+                .starts_with(&format!("line 1: bad header: duplicate key `{key}`")),
+            "{text}: {e}"
+        );
+    }
+    // The header's own line is named, after comments.
+    let e = JsonlReader::new(
+        &b"# c\n\n{\"format\":\"cpistack-events\",\"version\":1,\"params\":{\"fmt_rows\":4,\"retire_width\":2,\"fmt_rows\":8}}\n{}\n"[..],
+    )
+    .err()
+    .unwrap();
+    assert!(
+        matches!(e, StreamError::BadHeader { line: 3, ref msg } if msg.contains("`params.fmt_rows`")),
+        "{e}"
+    );
+    // Equal keys in different objects are not duplicates.
+    let (p, _) = read_jsonl_all(
+        b"{\"format\":\"cpistack-events\",\"version\":1,\"params\":{\"fmt_rows\":4}}\n{}\n",
+    )
+    .unwrap();
+    assert_eq!(p.fmt_rows, 4);
+}
+
+/// What `anyhow`'s `{:#}` prints: the message, then each source, joined by ": ".
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(c) = src {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        src = c.source();
+    }
+    s
+}
+
+/// Bug: `HeaderParams` put its source into its own message too, so an error chain
+/// printed `header parameters are illegal: X: X`.
+#[test]
+fn error_chains_print_each_cause_once() {
+    let cause = "parameter `fmt_rows` = 48 is illegal: a power of two in 2..=256";
+    let mut bin = to_bin(&Params::default(), &[]);
+    set_u32(&mut bin, 20, 48);
+    let p = Params {
+        fmt_rows: 48,
+        ..Params::default()
+    };
+    let errors = [
+        JsonlReader::new(
+            &b"{\"format\":\"cpistack-events\",\"version\":1,\"params\":{\"fmt_rows\":48}}\n"[..],
+        )
+        .err()
+        .unwrap(),
+        read_bin_all(&bin).unwrap_err(),
+        decode_bin(&bin).unwrap_err(),
+        JsonlWriter::new(Vec::new(), &p).err().unwrap(),
+        BinWriter::new(Vec::new(), &p).err().unwrap(),
+    ];
+    let want = [
+        format!("line 1: header parameters are illegal: {cause}"),
+        format!("byte offset 20: header parameters are illegal: {cause}"),
+        format!("byte offset 20: header parameters are illegal: {cause}"),
+        format!("line 1: header parameters are illegal: {cause}"),
+        format!("byte offset 20: header parameters are illegal: {cause}"),
+    ];
+    for (e, want) in errors.iter().zip(&want) {
+        assert!(matches!(e, StreamError::HeaderParams { .. }), "{e}");
+        assert_eq!(&chain(e), want);
+    }
+    // No variant repeats its source in its own message.
+    let missing = temp("chain-missing.bin");
+    let mut all: Vec<StreamError> = errors.into_iter().collect();
+    all.push(open(&missing).err().unwrap());
+    all.push(jsonl_err("{\"dispatched\":300}\n"));
+    all.push(read_bin_all(&bin[..20]).unwrap_err());
+    for e in &all {
+        if let Some(src) = std::error::Error::source(e) {
+            assert!(!e.to_string().contains(&src.to_string()), "{}", chain(e));
+        }
+        let c = chain(e);
+        let parts: Vec<&str> = c.split(": ").collect();
+        for w in parts.windows(2) {
+            assert_ne!(w[0], w[1], "{c}");
+        }
+    }
+}
+
+/// Bug: the doc said the writer adds `# seed` comments; it writes comments only
+/// when asked, and the writer `create` returns had no way to ask.
+#[test]
+fn stream_writer_writes_comments_in_jsonl_only() {
+    let evs = sample_bundles(0x5eed_0006);
+    let evs = &evs[..10];
+    for (name, fmt) in [("c.jsonl", Format::Jsonl), ("c.bin", Format::Bin)] {
+        let path = temp(name);
+        let mut w = create(&path, fmt, &odd_params()).unwrap();
+        w.comment("seed 42\ncycles 10").unwrap();
+        for ev in evs {
+            w.write(ev).unwrap();
+        }
+        w.finish().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        match fmt {
+            Format::Jsonl => {
+                let text = String::from_utf8(bytes.clone()).unwrap();
+                let lines: Vec<&str> = text.lines().collect();
+                assert_eq!(&lines[1..3], &["# seed 42", "# cycles 10"], "{text}");
+            }
+            Format::Bin => assert_eq!(bytes, to_bin(&odd_params(), evs)),
+        }
+        let (p, it) = open(&path).unwrap();
+        assert_eq!(p, odd_params());
+        assert_eq!(it.collect::<Result<Vec<_>, _>>().unwrap(), evs);
+        std::fs::remove_file(&path).unwrap();
+    }
+}
