@@ -448,8 +448,9 @@ impl<S: InstrSource> Core<S> {
     }
 
     /// Run until `instructions` have been committed with counting on (after the
-    /// warm-up set with [`set_warmup`](Self::set_warmup)) or the source ends,
-    /// handing each bundle to every consumer.
+    /// warm-up set with [`set_warmup`](Self::set_warmup)), handing each bundle
+    /// to every consumer. Fails ([`SimError::SourceEnded`]) if the source ends
+    /// first: a run that measured less than it was asked is not a result.
     pub fn run(
         &mut self,
         instructions: u64,
@@ -462,7 +463,23 @@ impl<S: InstrSource> Core<S> {
                 c.cycle(&ev);
             }
         }
-        Ok(())
+        self.require_complete(instructions)
+    }
+
+    /// `Ok` if `instructions` were measured (committed with counting on);
+    /// else the source ended early ([`SimError::SourceEnded`], naming what
+    /// was asked and what was measured).
+    pub fn require_complete(&self, instructions: u64) -> Result<(), SimError> {
+        if self.counted_retired >= instructions {
+            return Ok(());
+        }
+        Err(SimError::SourceEnded {
+            name: self.src.name().to_string(),
+            committed: self.committed,
+            measured: self.counted_retired,
+            warmup: self.warmup,
+            wanted: instructions,
+        })
     }
 
     // ---------------------------------------------------------------- retire

@@ -99,10 +99,12 @@ pub trait InstrSource {
 /// An instruction source that cannot go on.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
-    #[error("{path}: record {record}: {what}")]
+    #[error("{path}: record {record} (byte {byte}): {what}")]
     Record {
         path: String,
         record: u64,
+        /// Offset of the record in the (uncompressed) source.
+        byte: u64,
         what: String,
     },
     #[error("{path}: {what}")]

@@ -28,12 +28,33 @@ pub use stats::{MissCounts, Stats};
 pub enum SimError {
     #[error("configuration: {0}")]
     Config(String),
+    /// Not `#[source]`: the message holds the cause already (an error chain
+    /// printed with `{:#}` would show it twice).
     #[error("instruction source: {0}")]
-    Source(#[from] SourceError),
+    Source(SourceError),
     #[error("watchdog: the pipeline is stuck: {0}")]
     Stuck(String),
     #[error("unknown workload `{0}` (see `cpistack workloads`)")]
     UnknownWorkload(String),
+    /// The source ran dry before the run had measured what it was asked to
+    /// ([`Core::require_complete`]): a short trace, or too much warm-up.
+    #[error(
+        "{name}: the source ended after {committed} instructions, {measured} of them measured; \
+         asked for {warmup} of warm-up and {wanted} measured: ask for fewer (--warmup, --instructions)"
+    )]
+    SourceEnded {
+        name: String,
+        committed: u64,
+        measured: u64,
+        warmup: u64,
+        wanted: u64,
+    },
+}
+
+impl From<SourceError> for SimError {
+    fn from(e: SourceError) -> Self {
+        SimError::Source(e)
+    }
 }
 
 impl<T: InstrSource + ?Sized> InstrSource for Box<T> {

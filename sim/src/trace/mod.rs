@@ -91,7 +91,8 @@ impl From<TraceError> for SourceError {
             } => SourceError::Record {
                 path,
                 record,
-                what: format!("(byte {}) {problem}", record * 64),
+                byte: record * 64,
+                what: problem.to_string(),
             },
             TraceError::Open { path, what } => SourceError::Io { path, what },
             TraceError::Empty {
