@@ -8,6 +8,7 @@
 pub mod bench;
 pub mod check;
 pub mod failwaves;
+pub mod paths;
 pub mod report;
 pub mod run;
 pub mod scenarios;

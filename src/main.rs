@@ -71,6 +71,13 @@ impl VariantSel {
     }
 }
 
+/// One variant (where `both` has no meaning).
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+enum OneVariant {
+    Fmt,
+    Sfmt,
+}
+
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
 enum Mix {
     /// About one branch in six instructions, a misprediction every ~100
@@ -104,6 +111,9 @@ impl ParamArgs {
             let (k, v) = kv
                 .split_once('=')
                 .with_context(|| format!("--set `{kv}`: expected NAME=VALUE"))?;
+            if k.trim() == "variant" {
+                bail!("--set `{kv}`: the variant is chosen with --variant");
+            }
             p.set(k.trim(), v.trim())
                 .map_err(|e| anyhow::anyhow!("--set `{kv}`: {e}"))?;
         }
@@ -156,9 +166,10 @@ struct GenArgs {
     /// Stimulus mix.
     #[arg(long, value_enum, default_value_t = Mix::Realistic)]
     mix: Mix,
-    /// Variant written in the header (the stream itself is legal for both).
-    #[arg(long, value_enum, default_value_t = VariantSel::Fmt)]
-    variant: VariantSel,
+    /// Variant written in the header (the stream itself is legal for both;
+    /// `replay --variant` can drive either).
+    #[arg(long, value_enum, default_value_t = OneVariant::Fmt)]
+    variant: OneVariant,
     #[command(flatten)]
     params: ParamArgs,
 }
@@ -197,11 +208,11 @@ struct BenchArgs {
     #[arg(long)]
     json: bool,
     /// Cycles in the in-memory stream.
-    #[arg(long, default_value_t = 10_000_000)]
-    cycles: usize,
+    #[arg(long, default_value_t = 10_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    cycles: u64,
     /// Repetitions (the best is reported).
-    #[arg(long, default_value_t = 3)]
-    reps: usize,
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    reps: u32,
 }
 
 fn main() -> ExitCode {
@@ -254,8 +265,10 @@ fn cmd_check(a: &CheckArgs) -> Result<()> {
         }
         for ev in gen {
             if let Err(m) = ls.step(&ev) {
-                cpistack::waves::finish_all(vec![wave])?;
-                bail!("{m}");
+                return Err(cpistack::waves::finish_after_failure(
+                    vec![wave],
+                    anyhow::anyhow!("{m}"),
+                ));
             }
             if let Some(w) = &mut wave {
                 hw::Tracer::cycle(&mut w.tracer, ls.hw(), &ev);
@@ -276,8 +289,8 @@ fn cmd_check(a: &CheckArgs) -> Result<()> {
 
 fn cmd_gen(a: &GenArgs) -> Result<()> {
     let v = match a.variant {
-        VariantSel::Sfmt => Variant::Sfmt,
-        _ => Variant::Fmt,
+        OneVariant::Fmt => Variant::Fmt,
+        OneVariant::Sfmt => Variant::Sfmt,
     };
     let p = a.params.apply(Params::default())?.with_variant(v);
     let fmt = match a.format {
@@ -287,6 +300,11 @@ fn cmd_gen(a: &GenArgs) -> Result<()> {
     };
     let mut w = events::stream::create(&a.output, fmt, &p)
         .with_context(|| format!("creating {}", a.output.display()))?;
+    // (JSON Lines only; a binary stream has no comments)
+    w.comment(&format!(
+        "cpistack gen: seed {}, {} cycles",
+        a.seed, a.cycles
+    ))?;
     for ev in Generator::new(p, a.mix.config(), a.seed).take(a.cycles as usize) {
         w.write(&ev)?;
     }
@@ -316,11 +334,13 @@ impl Driven {
 }
 
 fn cmd_replay(a: &ReplayArgs) -> Result<()> {
-    let (fp, stream) = events::stream::open(&a.file)?;
+    let (fp, stream) =
+        events::stream::open(&a.file).with_context(|| format!("reading {}", a.file.display()))?;
     let variants = match a.variant {
         Some(v) => v.list(),
         None => vec![fp.variant],
     };
+    a.waves.refuse_overwrite(&a.file, &variants)?;
     let mut units = variants
         .iter()
         .map(|&v| {
@@ -336,69 +356,11 @@ fn cmd_replay(a: &ReplayArgs) -> Result<()> {
     for (k, u) in units.iter().enumerate() {
         waves.push(a.waves.tracer(k, u.hw())?);
     }
-    let mut n: u64 = 0;
-    let mut stream = stream;
-    if a.check && waves.iter().all(Option::is_none) {
-        // hw and golden on two threads, a batch of bundles at a time
-        let mut batch = Vec::with_capacity(BATCH);
-        let mut read_err = None;
-        while read_err.is_none() {
-            batch.clear();
-            for ev in stream.by_ref().take(BATCH) {
-                match ev {
-                    Ok(ev) => batch.push(ev),
-                    Err(e) => {
-                        read_err = Some(e);
-                        break;
-                    }
-                }
-            }
-            if batch.is_empty() && read_err.is_none() {
-                break;
-            }
-            for u in &mut units {
-                if let Driven::Checked(l) = u {
-                    l.run_batch(&batch).map_err(|m| anyhow::anyhow!("{m}"))?;
-                }
-                if let Some(e) = u.hw().view().error {
-                    bail!("{}: {e}", a.file.display());
-                }
-            }
-            n += batch.len() as u64;
-        }
-        if let Some(e) = read_err {
-            return Err(e).with_context(|| format!("reading {}", a.file.display()));
-        }
-    }
-    for ev in stream {
-        let ev: CycleEvents = ev.with_context(|| format!("reading {}", a.file.display()))?;
-        let mut failed = None;
-        for (u, w) in units.iter_mut().zip(waves.iter_mut()) {
-            let r = match u {
-                Driven::Plain(h) => {
-                    h.step(&ev);
-                    Ok(())
-                }
-                Driven::Checked(l) => l.step(&ev).map_err(|m| anyhow::anyhow!("{m}")),
-            };
-            if let Some(w) = w {
-                hw::Tracer::cycle(&mut w.tracer, u.hw(), &ev);
-            }
-            if let Some(e) = u.hw().view().error {
-                failed = Some(r.and(Err(anyhow::anyhow!("{}: {e}", a.file.display()))));
-            } else if r.is_err() {
-                failed = Some(r);
-            }
-            if failed.is_some() {
-                break;
-            }
-        }
-        if let Some(r) = failed {
-            cpistack::waves::finish_all(waves)?;
-            return r;
-        }
-        n += 1;
-    }
+    let n = match drive_replay(a, stream, &mut units, &mut waves) {
+        Ok(n) => n,
+        // the waveforms up to the failure are kept, and never hide it
+        Err(e) => return Err(cpistack::waves::finish_after_failure(waves, e)),
+    };
     cpistack::waves::finish_all(waves)?;
     let reports: Vec<StackReport> = units
         .iter()
@@ -426,6 +388,71 @@ fn cmd_replay(a: &ReplayArgs) -> Result<()> {
     Ok(())
 }
 
+/// Drive `units` (and their tracers) with every bundle of `stream`; returns
+/// the bundles replayed. Fails on a read error, a protocol violation or a
+/// lock-step difference, naming the file.
+fn drive_replay(
+    a: &ReplayArgs,
+    mut stream: events::stream::EventIter,
+    units: &mut [Driven],
+    waves: &mut [Option<cpistack::waves::Traced>],
+) -> Result<u64> {
+    let mut n: u64 = 0;
+    if a.check && waves.iter().all(Option::is_none) {
+        // hw and golden on two threads, a batch of bundles at a time
+        let mut batch = Vec::with_capacity(BATCH);
+        let mut read_err = None;
+        while read_err.is_none() {
+            batch.clear();
+            for ev in stream.by_ref().take(BATCH) {
+                match ev {
+                    Ok(ev) => batch.push(ev),
+                    Err(e) => {
+                        read_err = Some(e);
+                        break;
+                    }
+                }
+            }
+            if batch.is_empty() && read_err.is_none() {
+                break;
+            }
+            for u in units.iter_mut() {
+                if let Driven::Checked(l) = u {
+                    l.run_batch(&batch).map_err(|m| anyhow::anyhow!("{m}"))?;
+                }
+                if let Some(e) = u.hw().view().error {
+                    bail!("{}: {e}", a.file.display());
+                }
+            }
+            n += batch.len() as u64;
+        }
+        if let Some(e) = read_err {
+            return Err(e).with_context(|| format!("reading {}", a.file.display()));
+        }
+    }
+    for ev in stream {
+        let ev: CycleEvents = ev.with_context(|| format!("reading {}", a.file.display()))?;
+        for (u, w) in units.iter_mut().zip(waves.iter_mut()) {
+            let r = match u {
+                Driven::Plain(h) => {
+                    h.step(&ev);
+                    Ok(())
+                }
+                Driven::Checked(l) => l.step(&ev).map_err(|m| anyhow::anyhow!("{m}")),
+            };
+            if let Some(w) = w {
+                hw::Tracer::cycle(&mut w.tracer, u.hw(), &ev);
+            }
+            if let Some(e) = u.hw().view().error {
+                return r.and(Err(anyhow::anyhow!("{}: {e}", a.file.display())));
+            }
+            r?;
+        }
+        n += 1;
+    }
+    Ok(n)
+}
+
 fn cmd_cost(a: &CostArgs) -> Result<()> {
     let base = a.params.apply(Params::default())?;
     let costs: Vec<_> = a
@@ -449,8 +476,8 @@ fn cmd_bench(a: &BenchArgs) -> Result<()> {
         eprintln!("warning: a debug build; run `make bench` (release) for real figures");
     }
     let mut figs = cpistack::bench::Figures::default();
-    cpistack::bench::unit_figures(a.cycles, a.reps, &mut figs)?;
-    cpistack::bench::wave_figures(a.cycles, a.reps, &mut figs)?;
+    cpistack::bench::unit_figures(a.cycles as usize, a.reps as usize, &mut figs)?;
+    cpistack::bench::wave_figures(a.cycles as usize, a.reps as usize, &mut figs)?;
     cpistack::bench::sim_figures(&mut figs)?;
     if a.json {
         println!("{}", serde_json::to_string(&figs.json())?);

@@ -75,8 +75,9 @@ pub struct RunArgs {
     /// Trace records to skip before simulation (before the warm-up).
     #[arg(long, default_value_t = 0, requires = "trace")]
     pub skip: u64,
-    /// Instructions to measure (committed with counting on).
-    #[arg(long, default_value_t = 1_000_000)]
+    /// Instructions to measure (committed with counting on). A source that
+    /// ends before the warm-up and these are done is an error.
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub instructions: u64,
     /// Instructions committed with `count_enable` off first.
     #[arg(long, default_value_t = 100_000)]
@@ -93,7 +94,9 @@ pub struct RunArgs {
     /// the retired count against the core every cycle.
     #[arg(long)]
     pub check: bool,
-    /// Write the event stream to FILE (`.bin`: binary, else JSON Lines).
+    /// Write the event stream to FILE (`.bin`: binary, else JSON Lines). It is
+    /// written to FILE.part and moved to FILE when the run succeeds; a failed
+    /// run leaves the stream up to the failure in FILE.part.
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,
     /// One JSON object instead of text.
@@ -213,6 +216,10 @@ pub fn simulate(args: &RunArgs) -> Result<RunReport> {
     let cfg = args.machine.build()?;
     match &args.trace {
         Some(path) => {
+            if let Some(ev) = &args.events {
+                crate::paths::refuse_overwrite(path, ev, "--events")?;
+            }
+            args.waves.refuse_overwrite(path, &args.variant.list())?;
             let src = sim::trace::TraceSource::open(path, args.skip)?;
             let name = sim::InstrSource::name(&src).to_string();
             let core = sim::Core::new(&cfg, src)?;
@@ -244,11 +251,18 @@ fn simulate_core<S: sim::InstrSource>(
             Slot::Plain(Box::new(hw::Unit::new(p)?))
         });
     }
-    let writer = match &args.events {
-        Some(path) => {
+    // (path, path.part): the stream is written to the second until the run succeeds
+    let events_paths = args.events.as_ref().map(|p| {
+        let mut part = p.file_name().unwrap_or_default().to_os_string();
+        part.push(".part");
+        (p.clone(), p.with_file_name(part))
+    });
+    let writer = match &events_paths {
+        Some((path, part)) => {
             let fmt =
                 events::stream::Format::from_path(path).unwrap_or(events::stream::Format::Jsonl);
-            Some(events::stream::create(path, fmt, &params)?)
+            crate::paths::create_parent(path, "--events")?;
+            Some(events::stream::create(part, fmt, &params)?)
         }
         None => None,
     };
@@ -267,37 +281,60 @@ fn simulate_core<S: sim::InstrSource>(
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr()) && !args.json;
     let mut k: u32 = 0;
     let total = args.warmup + args.instructions;
-    while core.counted_retired() < args.instructions && !core.finished() {
-        let ev = *core.step()?;
-        if let Err(e) = drive.after_cycle(&ev, &core) {
-            // keep the waveform of the cycles up to the failure
-            crate::waves::finish_all(std::mem::take(&mut drive.waves))?;
-            return Err(e);
-        }
-        k = k.wrapping_add(1);
-        if tty && k & 0xffff == 0 {
-            if bar.is_none() && start.elapsed() > Duration::from_secs(1) {
-                let b = indicatif::ProgressBar::new(total);
-                b.set_style(
-                    indicatif::ProgressStyle::with_template(
-                        "{msg} [{bar:40}] {human_pos}/{human_len} instructions ({eta} left)",
-                    )
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-                );
-                b.set_message(name.clone());
-                bar = Some(b);
-            }
-            if let Some(b) = &bar {
-                b.set_position(core.committed().min(total));
+    let mut body = || -> Result<()> {
+        while core.counted_retired() < args.instructions && !core.finished() {
+            let ev = *core.step()?;
+            drive.after_cycle(&ev, &core)?;
+            k = k.wrapping_add(1);
+            if tty && k & 0xffff == 0 {
+                if bar.is_none() && start.elapsed() > Duration::from_secs(1) {
+                    let b = indicatif::ProgressBar::new(total);
+                    b.set_style(
+                        indicatif::ProgressStyle::with_template(
+                            "{msg} [{bar:40}] {human_pos}/{human_len} instructions ({eta} left)",
+                        )
+                        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                    );
+                    b.set_message(name.clone());
+                    bar = Some(b);
+                }
+                if let Some(b) = &bar {
+                    b.set_position(core.committed().min(total));
+                }
             }
         }
-    }
+        // a source that ran dry first measured less than asked: not a result
+        core.require_complete(args.instructions)?;
+        Ok(())
+    };
+    let outcome = body();
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    if let Err(e) = outcome {
+        // keep what was written up to the failure (the waveform, the stream as
+        // FILE.part), and let nothing hide the failure itself
+        if let (Some(w), Some((_, part))) = (drive.writer.take(), &events_paths) {
+            match w.finish() {
+                Ok(()) => eprintln!("event stream up to the failure: {}", part.display()),
+                Err(we) => eprintln!("warning: {}: {we:#}", part.display()),
+            }
+        }
+        return Err(crate::waves::finish_after_failure(
+            std::mem::take(&mut drive.waves),
+            e,
+        ));
+    }
     let seconds = start.elapsed().as_secs_f64();
-    if let Some(w) = drive.writer.take() {
+    if let (Some(w), Some((path, part))) = (drive.writer.take(), &events_paths) {
         w.finish()?;
+        std::fs::rename(part, path).with_context(|| {
+            format!(
+                "moving the event stream from {} to {}",
+                part.display(),
+                path.display()
+            )
+        })?;
     }
     crate::waves::finish_all(std::mem::take(&mut drive.waves))?;
     // without --check the latch is read once at the end (a latched error freezes the unit)
@@ -426,28 +463,29 @@ pub fn workloads(args: &WorkloadsArgs) -> Result<()> {
     Ok(())
 }
 
-/// Arguments of `cpistack config`.
+/// Arguments of `cpistack config`: without `--print` or `--json`, only
+/// checks that the configuration is legal.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ConfigArgs {
-    /// Print the effective configuration (TOML; JSON with --json).
+    /// Print the effective configuration (TOML).
     #[arg(long)]
     pub print: bool,
     #[command(flatten)]
     pub machine: MachineArgs,
+    /// Print the effective configuration as JSON.
     #[arg(long)]
     pub json: bool,
 }
 
-/// `cpistack config --print`.
+/// `cpistack config [--print | --json]`.
 pub fn config(args: &ConfigArgs) -> Result<()> {
     let cfg = args.machine.build()?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&cfg)?);
-    } else {
+    } else if args.print {
         print!("{}", cfg.to_toml());
-    }
-    if !args.print && !args.json {
-        eprintln!("(configuration is valid)");
+    } else {
+        eprintln!("configuration is valid (`--print` shows it)");
     }
     Ok(())
 }

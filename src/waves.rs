@@ -59,12 +59,23 @@ pub const CYCLE_NS: u64 = 10;
 /// Errors of the waveform writer.
 #[derive(Debug, thiserror::Error)]
 pub enum WavesError {
+    /// Not `#[source]`: the message holds the cause already (an error chain
+    /// printed with `{:#}` would show it twice).
     #[error("writing the VCD: {0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
+    /// The directory of the file cannot be made (the message names why).
+    #[error("{0}")]
+    Dir(String),
     #[error("`--window {0}`: expected FROM:TO (cycles, FROM < TO), e.g. 1000:2000")]
     BadWindow(String),
     #[error("the window {from}:{to} starts after the last cycle of the run (it had {cycles} cycles): nothing to dump")]
     WindowNotReached { from: u64, to: u64, cycles: u64 },
+}
+
+impl From<io::Error> for WavesError {
+    fn from(e: io::Error) -> Self {
+        WavesError::Io(e)
+    }
 }
 
 /// Cycles `[from, to)` to dump (the bundle indices from the start of the run).
@@ -846,11 +857,8 @@ pub fn create(
     first_cycle: u64,
     window: Window,
 ) -> Result<FileTracer, WavesError> {
-    if let Some(dir) = path.parent() {
-        if !dir.as_os_str().is_empty() {
-            std::fs::create_dir_all(dir)?;
-        }
-    }
+    crate::paths::create_parent(path, "the VCD's directory")
+        .map_err(|e| WavesError::Dir(format!("{e:#}")))?;
     let f = std::fs::File::create(path)?;
     Ok(VcdTracer::new(
         io::BufWriter::with_capacity(1 << 17, f),
@@ -1127,30 +1135,74 @@ impl WaveArgs {
     }
 
     /// A tracer for the `k`-th attached unit (`None` without `--vcd`). `unit` is in
-    /// its state before cycle 0.
+    /// its state before cycle 0. It writes `FILE.part`, renamed to FILE when
+    /// [`Traced::finish`] succeeds, so that a run that never reaches its window
+    /// (or is killed) leaves an earlier FILE as it was.
     pub fn tracer(&self, k: usize, unit: &hw::Unit) -> anyhow::Result<Option<Traced>> {
         let Some(path) = self.path(k, unit.params().variant) else {
             return Ok(None);
         };
-        let t = create(&path, unit, 0, self.window.unwrap_or(Window::ALL))
+        let part = part_path(&path);
+        let t = create(&part, unit, 0, self.window.unwrap_or(Window::ALL))
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        Ok(Some(Traced { path, tracer: t }))
+        Ok(Some(Traced {
+            path,
+            part,
+            tracer: t,
+        }))
     }
+
+    /// Fails if a VCD this run would write is the input file `input`.
+    pub fn refuse_overwrite(&self, input: &Path, variants: &[Variant]) -> anyhow::Result<()> {
+        for (k, &v) in variants.iter().enumerate() {
+            if let Some(p) = self.path(k, v) {
+                crate::paths::refuse_overwrite(input, &p, "--vcd")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `FILE` -> `FILE.part`: where a [`Traced`] writes until it is finished.
+fn part_path(path: &Path) -> std::path::PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".part");
+    path.with_file_name(name)
 }
 
 /// A file tracer and its path.
 pub struct Traced {
+    /// The file the VCD ends up in.
     pub path: std::path::PathBuf,
+    /// The file it is written to until it is finished.
+    part: std::path::PathBuf,
     pub tracer: FileTracer,
 }
 
 impl Traced {
-    /// Finish the file; the error names it.
+    /// Finish the file and move it to its name; the error names it. If the
+    /// window was never reached, or the file could not be finished, nothing
+    /// is left behind (an earlier file of the name is kept).
     pub fn finish(self) -> anyhow::Result<std::path::PathBuf> {
-        self.tracer
-            .finish()
-            .map_err(|e| anyhow::anyhow!("{}: {e}", self.path.display()))?;
-        Ok(self.path)
+        match self.tracer.finish() {
+            Ok(_) => {
+                std::fs::rename(&self.part, &self.path).map_err(|e| {
+                    anyhow::anyhow!(
+                        "{}: moving the finished VCD from {}: {e}",
+                        self.path.display(),
+                        self.part.display()
+                    )
+                })?;
+                Ok(self.path)
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&self.part);
+                Err(anyhow::anyhow!(
+                    "{}: {e} (no file written)",
+                    self.path.display()
+                ))
+            }
+        }
     }
 }
 
@@ -1161,6 +1213,20 @@ pub fn finish_all(ts: Vec<Option<Traced>>) -> anyhow::Result<()> {
         eprintln!("waveform: {}", p.display());
     }
     Ok(())
+}
+
+/// After the run failed with `err`: finish every tracer (the waveform of the
+/// cycles up to the failure), reporting each file, or why it could not be
+/// written, on stderr, and return `err`: a problem with a waveform never
+/// hides the failure itself.
+pub fn finish_after_failure(ts: Vec<Option<Traced>>, err: anyhow::Error) -> anyhow::Error {
+    for t in ts.into_iter().flatten() {
+        match t.finish() {
+            Ok(p) => eprintln!("waveform (up to the failure): {}", p.display()),
+            Err(e) => eprintln!("warning: {e:#}"),
+        }
+    }
+    err
 }
 
 /// `cpistack waves`: one VCD per scenario of the scenario table.
@@ -1205,6 +1271,7 @@ pub fn write_scenarios(a: &WavesCmdArgs) -> anyhow::Result<Vec<std::path::PathBu
 
 /// `cpistack waves`.
 pub fn cmd(a: &WavesCmdArgs) -> anyhow::Result<()> {
+    crate::paths::create_dir(&a.out, "--out")?;
     let mut files = write_scenarios(a)?;
     files.extend(write_layout(&a.out)?);
     println!(

@@ -347,6 +347,9 @@ pub struct Report {
     pub summary_traces: BTreeMap<String, Summary>,
     /// Simulations run (real and idealised).
     pub runs: usize,
+    /// Wall time of the study; not in `stacks.json`, so that the same inputs
+    /// give byte-identical files.
+    #[serde(skip)]
     pub seconds: f64,
 }
 
@@ -571,7 +574,8 @@ pub fn run_study(
     let total = work.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
+        // never more threads than runs (0 keeps rayon's default: one per core)
+        .num_threads(jobs.min(total))
         .build()
         .context("starting the worker threads")?;
     let outcomes: Vec<Result<Outcome>> = pool.install(|| {
@@ -629,9 +633,13 @@ pub struct StacksArgs {
     /// Suite workloads: `all` (the suite), `limits` (the limit workloads), `none`, or a comma-separated list (`cpistack workloads --all`).
     #[arg(long, default_value = "all")]
     pub workloads: String,
-    /// ChampSim traces to study as well (comma-separated or repeated).
+    /// ChampSim traces to study as well (comma-separated or repeated; a path
+    /// with a comma in it: `--trace PATH`).
     #[arg(long, value_name = "FILE,...", value_delimiter = ',')]
     pub traces: Vec<PathBuf>,
+    /// One ChampSim trace, taken whole (repeatable).
+    #[arg(long = "trace", value_name = "FILE")]
+    pub trace: Vec<PathBuf>,
     /// Instructions measured per run.
     #[arg(long, default_value_t = 1_000_000)]
     pub instructions: u64,
@@ -644,11 +652,12 @@ pub struct StacksArgs {
     /// Output directory (created if missing).
     #[arg(long, default_value = "stacks")]
     pub out: PathBuf,
-    /// Runs in parallel (default: one per core).
+    /// Runs in parallel (default, or 0: one per core; never more than the runs).
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Run nothing: check that `--out` holds a complete, well-formed set of outputs.
-    #[arg(long)]
+    /// Run nothing: check that `--out` holds a complete, well-formed set of
+    /// outputs (the only other option it takes is `--out`).
+    #[arg(long, conflicts_with_all = ["workloads", "traces", "trace", "instructions", "warmup", "seed", "jobs", "set", "config", "ideal"])]
     pub check_only: bool,
     #[command(flatten)]
     pub machine: crate::run::MachineArgs,
@@ -681,11 +690,25 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
             }
         }
     }
-    for t in &args.traces {
+    for t in args.traces.iter().chain(&args.trace) {
         if !t.is_file() {
             bail!("--traces: {} is not a readable file", t.display());
         }
-        out.push(Source::Trace(t.clone()));
+        let s = Source::Trace(t.clone());
+        // a study is named by its source; two traces of one name would be
+        // indistinguishable in every output
+        if let Some(o) = out.iter().find(|o| o.name() == s.name()) {
+            let other = match o {
+                Source::Trace(p) => format!("the trace {}", p.display()),
+                Source::Workload { .. } => "the workload".to_string(),
+            };
+            bail!(
+                "--traces: {} would be named `{}` in the outputs, as {other} is; rename the file",
+                t.display(),
+                s.name()
+            );
+        }
+        out.push(s);
     }
     if out.is_empty() {
         bail!("nothing to run: give --workloads and/or --traces");
@@ -705,6 +728,8 @@ pub fn cmd(args: &StacksArgs) -> Result<()> {
     if args.instructions == 0 {
         bail!("--instructions must be at least 1");
     }
+    // before the work: a bad --out is found now, not after minutes of runs
+    crate::paths::create_dir(&args.out, "--out")?;
     let settings = Settings {
         cfg,
         instructions: args.instructions,
@@ -728,8 +753,6 @@ pub fn cmd(args: &StacksArgs) -> Result<()> {
         bar.set_position(n as u64);
     })?;
     bar.finish_and_clear();
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
     write_all(&report, &args.out)?;
     check_dir(&args.out)?;
     print!("{}", output::text(&report));

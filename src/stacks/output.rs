@@ -655,6 +655,25 @@ pub fn check_dir(dir: &Path) -> Result<()> {
         .context("stacks.json: no `studies` array")?
         .len();
     ensure!(studies > 0, "stacks.json: no studies");
+    for (i, st) in json["studies"].as_array().into_iter().flatten().enumerate() {
+        let name = st["name"]
+            .as_str()
+            .with_context(|| format!("stacks.json: studies[{i}]: no `name`"))?;
+        for k in ["instructions", "cycles"] {
+            ensure!(
+                st[k].as_u64().is_some_and(|n| n > 0),
+                "stacks.json: study `{name}`: `{k}` is {}, expected a positive integer",
+                st[k]
+            );
+        }
+        for m in COMPARED {
+            ensure!(
+                st["errors_pp"][m].as_f64().is_some_and(|e| e >= 0.0),
+                "stacks.json: study `{name}`: errors_pp.{m} is {}, expected a number >= 0",
+                st["errors_pp"][m]
+            );
+        }
+    }
     for m in COMPARED {
         for k in ["avg_error_pp", "max_error_pp"] {
             ensure!(

@@ -1,4 +1,5 @@
 mod batch;
+mod inputs;
 mod props;
 mod rules;
 mod scenarios;

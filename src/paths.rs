@@ -1,0 +1,124 @@
+//! Checks on the files and directories a command is about to write, made
+//! before any work: an output that is the command's own input, and a
+//! directory path that runs through a file, are refused with a message naming
+//! the paths (instead of a destroyed input, or `File exists (os error 17)`
+//! after minutes of work).
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+
+/// Whether `a` and `b` name the same existing file (the same inode on Unix,
+/// so hard links and symbolic links count; elsewhere the same canonical path).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => false,
+        }
+    }
+}
+
+/// Fails if the output `out` (described as `what`, e.g. `--vcd`) is the
+/// input file `input`: writing it would destroy the input before it is read.
+pub fn refuse_overwrite(input: &Path, out: &Path, what: &str) -> Result<()> {
+    if same_file(input, out) {
+        bail!(
+            "{what} {} is the input file {}: refusing to overwrite it",
+            out.display(),
+            input.display()
+        );
+    }
+    Ok(())
+}
+
+/// Create directory `dir` and its parents. If the path runs through something
+/// that is not a directory, the error names it (`create_dir_all` would only
+/// say `File exists`).
+pub fn create_dir(dir: &Path, what: &str) -> Result<()> {
+    for a in dir.ancestors().filter(|a| !a.as_os_str().is_empty()) {
+        if let Ok(m) = std::fs::metadata(a) {
+            if !m.is_dir() {
+                if a == dir {
+                    bail!("{what} {}: exists and is not a directory", dir.display());
+                }
+                bail!(
+                    "{what} {}: {} is not a directory",
+                    dir.display(),
+                    a.display()
+                );
+            }
+            break; // the nearest existing ancestor is a directory
+        }
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("{what}: creating {}", dir.display()))
+}
+
+/// [`create_dir`] for the directory a file `path` will be written in.
+pub fn create_parent(path: &Path, what: &str) -> Result<()> {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => create_dir(d, what),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("cpistack-paths-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn same_file_sees_links_and_other_names() {
+        let d = tmp("same");
+        let f = d.join("a.bin");
+        std::fs::write(&f, b"x").unwrap();
+        assert!(same_file(&f, &d.join(".").join("a.bin")));
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&f, d.join("l.bin")).unwrap();
+            std::fs::hard_link(&f, d.join("h.bin")).unwrap();
+            assert!(same_file(&f, &d.join("l.bin")));
+            assert!(same_file(&f, &d.join("h.bin")));
+        }
+        std::fs::write(d.join("b.bin"), b"x").unwrap();
+        assert!(!same_file(&f, &d.join("b.bin")));
+        assert!(!same_file(&f, &d.join("missing.bin")));
+        let e = refuse_overwrite(&f, &d.join("./a.bin"), "--vcd").unwrap_err();
+        assert!(e.to_string().contains("is the input file"), "{e}");
+        assert_eq!(std::fs::read(&f).unwrap(), b"x");
+    }
+
+    #[test]
+    fn create_dir_names_the_file_in_the_way() {
+        let d = tmp("dir");
+        let f = d.join("file");
+        std::fs::write(&f, b"x").unwrap();
+        let e = create_dir(&f, "--out").unwrap_err().to_string();
+        assert!(e.contains("exists and is not a directory"), "{e}");
+        let e = create_dir(&f.join("sub/deeper"), "--out")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("{} is not a directory", f.display())),
+            "{e}"
+        );
+        create_dir(&d.join("new/nested"), "--out").unwrap();
+        assert!(d.join("new/nested").is_dir());
+        create_parent(Path::new("plain.vcd"), "--vcd").unwrap();
+    }
+}

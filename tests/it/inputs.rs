@@ -1,0 +1,225 @@
+//! Bad input and bad output paths at the command level (found by an
+//! adversarial review of the CLI): a source that ends before the run is done,
+//! an output that is the input, a `--vcd` window never reached, an `--out`
+//! that is a file, values too large for a parameter. Each is an error naming
+//! what and where, found before the work where it can be, and never a
+//! silently short or wrong result.
+
+use std::path::{Path, PathBuf};
+
+use cpistack::run::{simulate, MachineArgs, RunArgs, VariantArg};
+use cpistack::stacks::{run_study, Settings, Source, StacksArgs};
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cpistack-inputs-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A raw ChampSim trace of `n` plain (non-branch, no memory) instructions.
+fn tiny_trace(dir: &Path, n: u64) -> PathBuf {
+    let mut b = Vec::with_capacity(64 * n as usize);
+    for i in 0..n {
+        let mut r = [0u8; 64];
+        r[..8].copy_from_slice(&(0x40_1000 + 4 * i).to_le_bytes());
+        b.extend_from_slice(&r);
+    }
+    let p = dir.join("tiny.trace");
+    std::fs::write(&p, b).unwrap();
+    p
+}
+
+fn trace_args(trace: &Path, warmup: u64, instructions: u64) -> RunArgs {
+    RunArgs {
+        workload: "balanced".into(),
+        trace: Some(trace.to_path_buf()),
+        skip: 0,
+        instructions,
+        warmup,
+        seed: 1,
+        machine: MachineArgs::default(),
+        variant: VariantArg::Fmt,
+        check: true,
+        events: None,
+        waves: Default::default(),
+        json: true,
+    }
+}
+
+#[test]
+fn a_trace_that_ends_before_the_measurement_is_done_is_an_error() {
+    let d = scratch("short");
+    let t = tiny_trace(&d, 3_000);
+    // enough: a result
+    let r = simulate(&trace_args(&t, 100, 2_000)).unwrap();
+    assert_eq!(r.instructions, 2_000);
+    // too short for the measurement, then for the warm-up: errors naming the counts
+    for (warmup, instructions, measured) in [(1_000, 50_000, 2_000), (5_000, 100, 0)] {
+        let e = simulate(&trace_args(&t, warmup, instructions))
+            .err()
+            .expect("an error");
+        let m = format!("{e:#}");
+        assert!(
+            m.contains("the source ended after 3000 instructions"),
+            "{m}"
+        );
+        assert!(m.contains(&format!("{measured} of them measured")), "{m}");
+        assert!(
+            m.contains(&format!(
+                "asked for {warmup} of warm-up and {instructions} measured"
+            )),
+            "{m}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_failed_run_leaves_its_stream_as_part_and_its_waveform_finished() {
+    let d = scratch("part");
+    let t = tiny_trace(&d, 3_000);
+    let mut a = trace_args(&t, 100, 10_000);
+    let ev = d.join("run.bin");
+    let vcd = d.join("run.vcd");
+    a.events = Some(ev.clone());
+    a.waves.vcd = Some(vcd.clone());
+    assert!(simulate(&a).is_err());
+    // no valid-looking stream at the name asked for; the part replays
+    assert!(!ev.exists());
+    let (_, it) = events::stream::open(d.join("run.bin.part")).unwrap();
+    let n = it.inspect(|r| assert!(r.is_ok(), "{r:?}")).count();
+    assert!(n > 3_000, "{n} bundles");
+    // the waveform of the cycles up to the failure, finished (it ends with a timestamp)
+    let text = std::fs::read_to_string(&vcd).unwrap();
+    assert!(text.trim_end().lines().last().unwrap().starts_with('#'));
+    assert!(!d.join("run.vcd.part").exists());
+    // the same run, long enough: the stream is at its name
+    a.instructions = 2_000;
+    simulate(&a).unwrap();
+    assert!(ev.exists() && !d.join("run.bin.part").exists());
+    let (_, it) = events::stream::open(&ev).unwrap();
+    assert!(it.count() > 2_000);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn an_output_that_is_the_input_is_refused_before_anything_is_written() {
+    let d = scratch("same");
+    let t = tiny_trace(&d, 3_000);
+    let before = std::fs::read(&t).unwrap();
+    for (events, vcd) in [
+        (Some(t.clone()), None),
+        (None, Some(d.join(".").join("tiny.trace"))),
+    ] {
+        let mut a = trace_args(&t, 100, 1_000);
+        a.events = events;
+        a.waves.vcd = vcd;
+        let e = format!("{:#}", simulate(&a).err().expect("refused"));
+        assert!(e.contains("is the input file"), "{e}");
+        assert_eq!(std::fs::read(&t).unwrap(), before, "the input is untouched");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_window_never_reached_keeps_an_earlier_waveform() {
+    let d = scratch("window");
+    let vcd = d.join("w.vcd");
+    std::fs::write(&vcd, "an earlier waveform").unwrap();
+    let mut a = crate::sim::args("balanced", 1_000, 1);
+    a.check = false;
+    a.waves.vcd = Some(vcd.clone());
+    a.waves.window = Some("100000000:100000010".parse().unwrap());
+    let e = format!("{:#}", simulate(&a).err().expect("window not reached"));
+    assert!(
+        e.contains("starts after the last cycle") && e.contains("no file written"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&vcd).unwrap(),
+        "an earlier waveform"
+    );
+    assert!(!d.join("w.vcd.part").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+fn stacks_args(out: PathBuf) -> StacksArgs {
+    StacksArgs {
+        workloads: "balanced".into(),
+        traces: vec![],
+        trace: vec![],
+        instructions: 2_000,
+        warmup: 1_000,
+        seed: 1,
+        out,
+        jobs: Some(1),
+        check_only: false,
+        machine: MachineArgs::default(),
+    }
+}
+
+#[test]
+fn stacks_refuse_an_out_that_is_a_file_before_running_anything() {
+    let d = scratch("out");
+    let f = d.join("a-file");
+    std::fs::write(&f, "x").unwrap();
+    for out in [f.clone(), f.join("below")] {
+        let t = std::time::Instant::now();
+        let e = format!(
+            "{:#}",
+            cpistack::stacks::cmd(&stacks_args(out)).unwrap_err()
+        );
+        assert!(e.contains("not a directory"), "{e}");
+        // (no study ran: 13 runs of even 3000 instructions take far longer)
+        assert!(t.elapsed().as_secs() < 5);
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn stacks_on_a_trace_shorter_than_asked_fail_and_name_it() {
+    let d = scratch("stacks-short");
+    let t = tiny_trace(&d, 3_000);
+    let s = Settings {
+        cfg: sim::Config::default(),
+        instructions: 5_000,
+        warmup: 1_000,
+    };
+    let e = run_study(&[Source::Trace(t)], &s, 1, &|_, _| {}).unwrap_err();
+    let m = format!("{e:#}");
+    assert!(
+        m.contains("tiny") && m.contains("the source ended after 3000 instructions"),
+        "{m}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn stacks_json_is_the_same_for_the_same_inputs() {
+    let s = Settings {
+        cfg: sim::Config::default(),
+        instructions: 2_000,
+        warmup: 1_000,
+    };
+    let src = [Source::workload("balanced", 1).unwrap()];
+    let a = serde_json::to_string(&run_study(&src, &s, 1, &|_, _| {}).unwrap()).unwrap();
+    let b = serde_json::to_string(&run_study(&src, &s, 2, &|_, _| {}).unwrap()).unwrap();
+    assert_eq!(a, b, "no wall time or thread count in the report");
+}
+
+#[test]
+fn a_parameter_too_large_for_its_register_names_its_legal_range() {
+    for (name, legal) in [("rob_entries", "2..=4096"), ("local_bits", "1..=32")] {
+        let e = events::Params::default()
+            .set(name, "99999999999")
+            .unwrap_err();
+        assert!(
+            e.contains("99999999999") && e.contains(legal) && e.contains(name),
+            "{e}"
+        );
+    }
+    let e = events::Params::default().set("fmt_rows", "-3").unwrap_err();
+    assert!(e.contains("not a non-negative integer"), "{e}");
+}
