@@ -48,7 +48,8 @@ impl MachineArgs {
     /// The effective configuration.
     pub fn build(&self) -> Result<sim::Config> {
         let mut cfg = match &self.config {
-            Some(p) => sim::Config::from_file(p)?,
+            // validated once, after the overrides (several may be needed together)
+            Some(p) => sim::Config::load(p)?,
             None => sim::Config::default(),
         };
         for s in &self.set {

@@ -7,6 +7,34 @@ use serde::{Deserialize, Serialize};
 
 use crate::SimError;
 
+/// Largest `core.fetch_queue` (instructions between fetch and dispatch): as many as
+/// the largest ROB holds.
+pub const MAX_FETCH_QUEUE: u32 = 4096;
+/// Largest cache (`l1i.size`, `l1d.size`, `l2.size`): 1 GiB.
+pub const MAX_CACHE_BYTES: u64 = 1 << 30;
+/// Most lines in one cache (`size / line`): 2^24, 26 bytes of state each (about
+/// 440 MB), reached by a 1 GiB cache of 64-byte lines.
+pub const MAX_CACHE_LINES: u64 = 1 << 24;
+/// Most entries in one TLB (`itlb.entries`, `dtlb.entries`): 2^20 (26 MB of state).
+pub const MAX_TLB_ENTRIES: u32 = 1 << 20;
+/// Most BTB entries (`bpred.btb_entries`): 2^24 (24 bytes each, about 400 MB), as
+/// the direction tables (`bpred.*_bits` at most 24).
+pub const MAX_BTB_ENTRIES: u32 = 1 << 24;
+/// Most ways of a BTB (`bpred.btb_ways`), as of a cache (a lookup scans the set).
+pub const MAX_BTB_WAYS: u32 = 64;
+/// `core.watchdog_cycles` must be at least this many times the worst chained
+/// stall ([`Config::worst_stall`]): either half of the chain may first wait as long
+/// for a page walker or an MSHR held by another miss, and a factor of 2 is margin.
+pub const WATCHDOG_MARGIN: u64 = 4;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests only: skip the watchdog rule of [`Config::validate`] on this thread, so
+    /// that the watchdog's own test can build a core that stalls longer than it.
+    pub(crate) static SKIP_WATCHDOG_RULE: std::cell::Cell<bool> =
+        const { std::cell::Cell::new(false) };
+}
+
 /// Widths, buffer sizes and the frontend depth.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -27,7 +55,8 @@ pub struct CoreCfg {
     pub fetch_queue: u32,
     /// Rows of the counter unit; the core keeps at most `fmt_rows - 1` branches in flight.
     pub fmt_rows: u32,
-    /// Cycles without a commit before the watchdog stops the run.
+    /// Cycles without a commit before the watchdog stops the run; at least
+    /// [`WATCHDOG_MARGIN`] times [`Config::worst_stall`] (checked by `validate`).
     pub watchdog_cycles: u64,
 }
 
@@ -60,7 +89,8 @@ pub struct LatencyCfg {
     pub fp: u32,
     pub branch: u32,
     pub store: u32,
-    /// An operation whose latency is at least this is "long latency" (`head = longlat`).
+    /// An operation whose latency is at least this is "long latency" (`head = longlat`);
+    /// 2..=1000 (a one-cycle operation has no latency to expose).
     pub longlat_min: u32,
 }
 
@@ -318,22 +348,46 @@ impl Default for Config {
 }
 
 impl Config {
-    /// Read a TOML (`.toml`) or JSON (anything else) configuration file; missing keys keep defaults.
+    /// Read a TOML (`.toml`) or JSON (anything else) configuration file; missing keys
+    /// keep defaults. The result is validated ([`validate`](Self::validate)).
     pub fn from_file(path: &std::path::Path) -> Result<Config, SimError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| SimError::Config(format!("{}: {e}", path.display())))?;
-        let cfg: Config = if path.extension().is_some_and(|e| e == "toml") {
-            toml::from_str(&text)
-                .map_err(|e| SimError::Config(format!("{}: {e}", path.display())))?
-        } else {
-            serde_json::from_str(&text)
-                .map_err(|e| SimError::Config(format!("{}: {e}", path.display())))?
-        };
+        let cfg = Config::load(path)?;
         cfg.validate()?;
         Ok(cfg)
     }
 
+    /// Read a configuration file like [`from_file`](Self::from_file) without
+    /// validating it, for a caller that applies overrides
+    /// ([`set_all`](Self::set_all)) and validates the result once.
+    ///
+    /// A key the file leaves out keeps the machine's default ([`Config::default`]),
+    /// also in a section the file gives in part: `[l2] latency = 12` keeps the
+    /// 1 MB, 8-way L2 (not the 16 KB of a default-constructed [`CacheCfg`]).
+    pub fn load(path: &std::path::Path) -> Result<Config, SimError> {
+        let err = |e: &dyn std::fmt::Display| SimError::Config(format!("{}: {e}", path.display()));
+        let text = std::fs::read_to_string(path).map_err(|e| err(&e))?;
+        // a typed parse first, for its errors (unknown keys, wrong types, with the
+        // place in the file); then the given keys laid over the machine's defaults
+        let given: serde_json::Value = if path.extension().is_some_and(|e| e == "toml") {
+            toml::from_str::<Config>(&text).map_err(|e| err(&e))?;
+            let t: toml::Table = toml::from_str(&text).map_err(|e| err(&e))?;
+            serde_json::to_value(t).map_err(|e| err(&e))?
+        } else {
+            serde_json::from_str::<Config>(&text).map_err(|e| err(&e))?;
+            serde_json::from_str(&text).map_err(|e| err(&e))?
+        };
+        let mut v = serde_json::to_value(Config::default()).expect("config serialises");
+        overlay(&mut v, given);
+        serde_json::from_value(v).map_err(|e| err(&e))
+    }
+
     /// Apply one `key=value` override; `key` is a dotted path (`l2.latency`, `ideal.bpred`).
+    ///
+    /// Checks only that the key exists and that the value has the key's type (the
+    /// error names the assignment); the configuration is *not* validated, since a
+    /// change of several related keys passes through illegal states (`l1i.line`,
+    /// `l1d.line` and `l2.line` must be equal): validate after the last override,
+    /// or use [`set_all`](Self::set_all).
     pub fn set(&mut self, assignment: &str) -> Result<(), SimError> {
         let (key, value) = assignment.split_once('=').ok_or_else(|| {
             SimError::Config(format!(
@@ -341,11 +395,61 @@ impl Config {
             ))
         })?;
         let (key, value) = (key.trim(), value.trim());
-        let mut root = serde_json::to_value(&*self).expect("config serialises");
-        let mut node = &mut root;
+        let current = self.value_at(key)?;
+        let new = if current.is_u64() {
+            // every number of the configuration is a u32 or a u64
+            let max = if self.with_value(key, (u32::MAX as u64 + 1).into()).is_ok() {
+                u64::MAX
+            } else {
+                u32::MAX as u64
+            };
+            if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(SimError::Config(format!(
+                    "`{key}={value}`: {key} takes a non-negative integer (at most {max})"
+                )));
+            }
+            match value.parse::<u128>() {
+                Ok(n) if n <= max as u128 => serde_json::Value::from(n as u64),
+                _ => {
+                    return Err(SimError::Config(format!(
+                        "`{key}={value}`: {value} is too large for {key} (max {max})"
+                    )))
+                }
+            }
+        } else {
+            serde_json::from_str(value)
+                .unwrap_or_else(|_| serde_json::Value::String(value.to_string()))
+        };
+        *self = self
+            .with_value(key, new)
+            .map_err(|e| SimError::Config(format!("`{key}={value}`: {e}")))?;
+        Ok(())
+    }
+
+    /// Apply `key=value` overrides in order (each as [`set`](Self::set): an unknown
+    /// key or a value of the wrong type fails at once, naming the assignment), then
+    /// validate the result once. On an error `self` is left unchanged.
+    pub fn set_all<'a>(
+        &mut self,
+        assignments: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(), SimError> {
+        let mut cfg = self.clone();
+        for a in assignments {
+            cfg.set(a)?;
+        }
+        cfg.validate()?;
+        *self = cfg;
+        Ok(())
+    }
+
+    /// The current value of dotted `key` (an error if there is no such key or it
+    /// names a section).
+    fn value_at(&self, key: &str) -> Result<serde_json::Value, SimError> {
+        let root = serde_json::to_value(self).expect("config serialises");
+        let mut node = &root;
         for part in key.split('.') {
             node = node
-                .get_mut(part)
+                .get(part)
                 .filter(|_| !part.is_empty())
                 .ok_or_else(|| SimError::Config(format!("unknown configuration key `{key}`")))?;
         }
@@ -354,14 +458,18 @@ impl Config {
                 "`{key}` is a section, not a value; set one of its keys"
             )));
         }
-        let parsed: serde_json::Value = serde_json::from_str(value)
-            .unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
-        *node = parsed;
-        let cfg: Config = serde_json::from_value(root)
-            .map_err(|e| SimError::Config(format!("`{key}={value}`: {e}")))?;
-        cfg.validate()?;
-        *self = cfg;
-        Ok(())
+        Ok(node.clone())
+    }
+
+    /// This configuration with (existing) dotted `key` set to `v`, if `v` has its type.
+    fn with_value(&self, key: &str, v: serde_json::Value) -> Result<Config, serde_json::Error> {
+        let mut root = serde_json::to_value(self).expect("config serialises");
+        let mut node = &mut root;
+        for part in key.split('.') {
+            node = node.get_mut(part).expect("key checked by value_at");
+        }
+        *node = v;
+        serde_json::from_value(root)
     }
 
     /// The effective configuration as TOML.
@@ -379,6 +487,51 @@ impl Config {
             retire_width: self.core.retire_width,
             ..events::Params::default()
         }
+    }
+
+    /// The worst chained stall between two commits, as its terms (key, cycles): a
+    /// squash's refill whose first line misses everywhere (I-TLB walk, then L2 and
+    /// memory: the I-side has no L1 hit latency; then the frontend stages to
+    /// dispatch), then the new ROB head's own longest operation: a load's D-TLB walk,
+    /// L1D, L2 and memory latencies, a store's walk and latency, or the longest
+    /// execution latency. Idealisations are ignored (they only shorten the chain).
+    /// `core.watchdog_cycles` must be at least [`WATCHDOG_MARGIN`] times the sum.
+    pub fn worst_stall(&self) -> Vec<(&'static str, u64)> {
+        let l = &self.latency;
+        let refill = [
+            ("itlb.miss_latency", self.itlb.miss_latency),
+            ("l2.latency", self.l2.latency),
+            ("memory_latency", self.memory_latency),
+            ("core.frontend_stages", self.core.frontend_stages),
+        ];
+        let load = vec![
+            ("dtlb.miss_latency", self.dtlb.miss_latency),
+            ("l1d.latency", self.l1d.latency),
+            ("l2.latency", self.l2.latency),
+            ("memory_latency", self.memory_latency),
+        ];
+        let store = vec![
+            ("dtlb.miss_latency", self.dtlb.miss_latency),
+            ("latency.store", l.store),
+        ];
+        let head = [
+            load,
+            store,
+            vec![("latency.alu", l.alu)],
+            vec![("latency.mul", l.mul)],
+            vec![("latency.div", l.div)],
+            vec![("latency.fp", l.fp)],
+            vec![("latency.branch", l.branch)],
+        ]
+        .into_iter()
+        .rev()
+        .max_by_key(|t| t.iter().map(|&(_, v)| v as u64).sum::<u64>())
+        .expect("alternatives");
+        refill
+            .into_iter()
+            .chain(head)
+            .map(|(k, v)| (k, v as u64))
+            .collect()
     }
 
     /// Check every value; the error names the key.
@@ -429,11 +582,14 @@ impl Config {
                 "2..=frontend_stages",
             );
         }
-        if c.fetch_queue < c.fetch_width {
+        if c.fetch_queue < c.fetch_width || c.fetch_queue > MAX_FETCH_QUEUE {
             return bad(
                 "core.fetch_queue",
                 c.fetch_queue as u64,
-                "at least fetch_width",
+                &format!(
+                    "at least core.fetch_width ({}), at most {MAX_FETCH_QUEUE}",
+                    c.fetch_width
+                ),
             );
         }
         if c.watchdog_cycles < 1000 {
@@ -451,8 +607,33 @@ impl Config {
                 return bad(k, v as u64, "1..=1000");
             }
         }
+        if !(2..=1000).contains(&self.latency.longlat_min) {
+            return bad(
+                "latency.longlat_min",
+                self.latency.longlat_min as u64,
+                "2..=1000 (operations of at least this latency are long-latency; \
+                 a one-cycle operation cannot be)",
+            );
+        }
         for (k, cc) in [("l1i", &self.l1i), ("l1d", &self.l1d), ("l2", &self.l2)] {
+            if cc.size > MAX_CACHE_BYTES {
+                return bad(
+                    &format!("{k}.size"),
+                    cc.size,
+                    &format!("at most {MAX_CACHE_BYTES} (1 GiB)"),
+                );
+            }
             check_geometry(k, cc.size, cc.ways, cc.line as u64)?;
+            if cc.size / cc.line as u64 > MAX_CACHE_LINES {
+                return bad(
+                    &format!("{k}.size"),
+                    cc.size,
+                    &format!(
+                        "at most {MAX_CACHE_LINES} lines (size / line; line = {})",
+                        cc.line
+                    ),
+                );
+            }
             if cc.mshrs == 0 || cc.mshrs > 256 {
                 return bad(&format!("{k}.mshrs"), cc.mshrs as u64, "1..=256");
             }
@@ -471,6 +652,13 @@ impl Config {
             return bad("memory_latency", self.memory_latency as u64, "1..=100000");
         }
         for (k, t) in [("itlb", &self.itlb), ("dtlb", &self.dtlb)] {
+            if !(1..=MAX_TLB_ENTRIES).contains(&t.entries) {
+                return bad(
+                    &format!("{k}.entries"),
+                    t.entries as u64,
+                    &format!("1..={MAX_TLB_ENTRIES}"),
+                );
+            }
             check_geometry(k, t.entries as u64 * t.page as u64, t.ways, t.page as u64)?;
             if t.walkers == 0 || t.walkers > 64 {
                 return bad(&format!("{k}.walkers"), t.walkers as u64, "1..=64");
@@ -493,10 +681,21 @@ impl Config {
                 return bad(k, v as u64, "1..=24");
             }
         }
-        if b.btb_ways == 0
-            || b.btb_entries / b.btb_ways * b.btb_ways != b.btb_entries
-            || b.btb_entries == 0
-        {
+        if !(1..=MAX_BTB_WAYS).contains(&b.btb_ways) {
+            return bad(
+                "bpred.btb_ways",
+                b.btb_ways as u64,
+                &format!("1..={MAX_BTB_WAYS}"),
+            );
+        }
+        if !(1..=MAX_BTB_ENTRIES).contains(&b.btb_entries) {
+            return bad(
+                "bpred.btb_entries",
+                b.btb_entries as u64,
+                &format!("1..={MAX_BTB_ENTRIES}"),
+            );
+        }
+        if b.btb_entries / b.btb_ways * b.btb_ways != b.btb_entries {
             return bad(
                 "bpred.btb_entries",
                 b.btb_entries as u64,
@@ -525,7 +724,57 @@ impl Config {
                 "a power of two in 1..=4096",
             );
         }
-        Ok(())
+        #[cfg(test)]
+        if SKIP_WATCHDOG_RULE.with(|s| s.get()) {
+            return Ok(());
+        }
+        self.check_watchdog()
+    }
+
+    /// `core.watchdog_cycles` against [`worst_stall`](Self::worst_stall); the error
+    /// names the largest term of the stall and the watchdog.
+    fn check_watchdog(&self) -> Result<(), SimError> {
+        let terms = self.worst_stall();
+        let stall: u64 = terms.iter().map(|&(_, v)| v).sum();
+        let need = WATCHDOG_MARGIN * stall;
+        let w = self.core.watchdog_cycles;
+        if need <= w {
+            return Ok(());
+        }
+        let (k, v) = terms
+            .iter()
+            .copied()
+            .reduce(|a, b| if b.1 > a.1 { b } else { a })
+            .expect("terms");
+        let chain = terms
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(" + ");
+        Err(SimError::Config(format!(
+            "`{k}` = {v} is illegal: must be below core.watchdog_cycles ({w}) with a margin: \
+             a commit can wait {stall} cycles for a squash's refill then the head's own \
+             operation ({chain}), and core.watchdog_cycles must be at least \
+             {WATCHDOG_MARGIN} x {stall} = {need}; lower `{k}` or raise core.watchdog_cycles \
+             to at least {need}"
+        )))
+    }
+}
+
+/// Lay `over` on `base`: objects key by key (recursively), anything else replaced.
+fn overlay(base: &mut serde_json::Value, over: serde_json::Value) {
+    match (base, over) {
+        (serde_json::Value::Object(b), serde_json::Value::Object(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(bv) => overlay(bv, v),
+                    None => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (b, o) => *b = o,
     }
 }
 
@@ -573,8 +822,11 @@ mod tests {
         assert_eq!(c.prefetch.kind, PrefetchKind::Stride);
         let e = c.set("l2.latencyy=3").unwrap_err().to_string();
         assert!(e.contains("l2.latencyy"), "{e}");
-        let e = c.set("l1d.ways=3").unwrap_err().to_string();
+        // `set` checks the type only; the illegal geometry is `validate`'s
+        c.set("l1d.ways=3").unwrap();
+        let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("l1d"), "{e}");
+        c.set("l1d.ways=4").unwrap();
         assert!(c.set("l2=3").is_err());
         assert!(c.set("core.rob_entries=abc").is_err());
     }

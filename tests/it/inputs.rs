@@ -223,3 +223,29 @@ fn a_parameter_too_large_for_its_register_names_its_legal_range() {
     let e = events::Params::default().set("fmt_rows", "-3").unwrap_err();
     assert!(e.contains("not a non-negative integer"), "{e}");
 }
+
+#[test]
+fn overrides_that_must_change_together_are_validated_once_after_the_last() {
+    let d = scratch("machine");
+    // the three line sizes must be equal: no order of single changes is legal
+    // on the way, so only the whole set is checked
+    let file = d.join("m.toml");
+    std::fs::write(&file, "[l2]\nline = 32\n").unwrap();
+    let m = MachineArgs {
+        config: Some(file),
+        set: vec!["l1i.line=32".into(), "l1d.line=32".into()],
+        ideal: None,
+    };
+    let c = m.build().unwrap();
+    assert_eq!((c.l1i.line, c.l1d.line, c.l2.line), (32, 32, 32));
+    // a file that gives part of a section keeps the machine's other values
+    assert_eq!(c.l2.size, sim::Config::default().l2.size);
+    // still illegal at the end: an error naming the key
+    let m = MachineArgs {
+        set: vec!["l1i.line=32".into()],
+        ..MachineArgs::default()
+    };
+    let e = format!("{:#}", m.build().unwrap_err());
+    assert!(e.contains("line"), "{e}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -1,0 +1,343 @@
+//! Configuration checks: every structure the core allocates from the configuration
+//! is bounded, every latency fits the watchdog, and `--set` overrides are validated
+//! once, after the last one (one named test per reviewed bug).
+
+use crate::config::{
+    Config, MAX_BTB_ENTRIES, MAX_CACHE_BYTES, MAX_FETCH_QUEUE, MAX_TLB_ENTRIES, WATCHDOG_MARGIN,
+};
+use crate::core::Core;
+use crate::workloads::{self, Workload};
+
+/// The error of applying `sets` to the defaults (`set_all`: each checked for its
+/// type, then the whole configuration validated).
+fn rejection(sets: &[&str]) -> String {
+    let mut c = Config::default();
+    match c.set_all(sets.iter().copied()) {
+        Ok(()) => panic!("{sets:?} accepted"),
+        Err(e) => {
+            assert_eq!(c, Config::default(), "a failed set_all changed the config");
+            e.to_string()
+        }
+    }
+}
+
+/// The smallest legal `core.watchdog_cycles` for `c`.
+fn watchdog_minimum(c: &Config) -> u64 {
+    WATCHDOG_MARGIN * c.worst_stall().iter().map(|t| t.1).sum::<u64>()
+}
+
+fn accepted(sets: &[&str]) -> Config {
+    let mut c = Config::default();
+    c.set_all(sets.iter().copied())
+        .unwrap_or_else(|e| panic!("{sets:?}: {e}"));
+    c
+}
+
+/// Bug 1: sizes that `Core::new` would try (and fail) to allocate passed
+/// `validate` and aborted the process; each is now an error naming the key.
+#[test]
+fn allocation_sizes_from_the_config_are_bounded() {
+    for (sets, key) in [
+        (
+            &["core.fetch_queue=4294967295"][..],
+            "`core.fetch_queue` = 4294967295",
+        ),
+        (&["core.fetch_queue=4097"][..], "`core.fetch_queue` = 4097"),
+        (
+            &["l2.size=1125899906842624"][..],
+            "`l2.size` = 1125899906842624",
+        ),
+        (&["l1i.size=2147483648"][..], "`l1i.size` = 2147483648"),
+        (&["l1d.size=4294967296"][..], "`l1d.size` = 4294967296"),
+        // 1 GiB of 4-byte lines: 2^28 lines
+        (
+            &[
+                "l1i.line=4",
+                "l1d.line=4",
+                "l2.line=4",
+                "l2.size=1073741824",
+            ][..],
+            "`l2.size` = 1073741824",
+        ),
+        (
+            &["itlb.entries=4294967295"][..],
+            "`itlb.entries` = 4294967295",
+        ),
+        (&["dtlb.entries=2097152"][..], "`dtlb.entries` = 2097152"),
+        (&["dtlb.entries=0"][..], "`dtlb.entries` = 0"),
+        (
+            &["bpred.btb_entries=2147483648"][..],
+            "`bpred.btb_entries` = 2147483648",
+        ),
+        (&["bpred.btb_entries=0"][..], "`bpred.btb_entries` = 0"),
+        (
+            &["bpred.btb_entries=16777216", "bpred.btb_ways=16777216"][..],
+            "`bpred.btb_ways` = 16777216",
+        ),
+        (&["bpred.btb_ways=0"][..], "`bpred.btb_ways` = 0"),
+    ] {
+        let e = rejection(sets);
+        assert!(e.contains(key) && e.contains("is illegal"), "{sets:?}: {e}");
+    }
+    // the bounds themselves are legal
+    let c = accepted(&[
+        &format!("core.fetch_queue={MAX_FETCH_QUEUE}"),
+        &format!("l2.size={MAX_CACHE_BYTES}"),
+        &format!("dtlb.entries={MAX_TLB_ENTRIES}"),
+        &format!("bpred.btb_entries={MAX_BTB_ENTRIES}"),
+    ]);
+    assert_eq!(c.l2.size, 1 << 30);
+    // and a core with large (not the largest) structures is built and runs
+    let c = accepted(&[
+        "core.fetch_queue=4096",
+        "l2.size=67108864",
+        "dtlb.entries=65536",
+        "bpred.btb_entries=1048576",
+    ]);
+    let mut core = crate::workload_core(&c, "balanced", 1).unwrap();
+    core.run(1000, &mut []).unwrap();
+}
+
+/// Bug 2: `latency.longlat_min` 0 or 1 made every one-cycle ALU operation a
+/// long-latency one.
+#[test]
+fn longlat_min_below_two_is_rejected() {
+    for v in [0, 1, 1001] {
+        let e = rejection(&[&format!("latency.longlat_min={v}")]);
+        assert!(
+            e.contains(&format!("`latency.longlat_min` = {v} is illegal")),
+            "{e}"
+        );
+    }
+    for v in [2, 1000] {
+        accepted(&[&format!("latency.longlat_min={v}")]);
+    }
+}
+
+/// Bug 3: a memory latency (or walk, or execution latency) longer than the watchdog
+/// can wait passed `validate` and failed the run as a stuck pipeline; it is now a
+/// configuration error naming the latency and the watchdog.
+#[test]
+fn latency_the_watchdog_cannot_wait_for_is_rejected() {
+    // the default chain: refill 30 + 9 + 250 + 5, then a load's 30 + 2 + 9 + 250
+    let d = Config::default();
+    let s: u64 = d.worst_stall().iter().map(|t| t.1).sum();
+    assert_eq!(s, 585, "{:?}", d.worst_stall());
+    assert!(WATCHDOG_MARGIN * s <= d.core.watchdog_cycles);
+
+    let e = rejection(&["memory_latency=100000"]);
+    assert!(
+        e.contains("`memory_latency` = 100000 is illegal")
+            && e.contains("core.watchdog_cycles (20000)"),
+        "{e}"
+    );
+    // the error's minimum is exactly the legal edge
+    let mut c = Config {
+        memory_latency: 100_000,
+        ..Config::default()
+    };
+    let need = watchdog_minimum(&c);
+    assert!(
+        e.contains(&format!("raise core.watchdog_cycles to at least {need}")),
+        "{e}"
+    );
+    c.core.watchdog_cycles = need - 1;
+    assert!(c.validate().is_err());
+    c.core.watchdog_cycles = need;
+    c.validate().unwrap();
+
+    // the largest term is named: a walk, a divide
+    for (sets, key) in [
+        (
+            &["dtlb.miss_latency=100000"][..],
+            "`dtlb.miss_latency` = 100000",
+        ),
+        (
+            &["itlb.miss_latency=9000"][..],
+            "`itlb.miss_latency` = 9000",
+        ),
+        (
+            &["latency.div=1000", "core.watchdog_cycles=1000"][..],
+            "`latency.div` = 1000",
+        ),
+        (
+            &["core.frontend_stages=100000", "core.decode_stage=3"][..],
+            "`core.frontend_stages` = 100000",
+        ),
+    ] {
+        let e = rejection(sets);
+        assert!(
+            e.contains(key) && e.contains("core.watchdog_cycles"),
+            "{sets:?}: {e}"
+        );
+    }
+}
+
+/// Bug 3, the other side: the reviewer's run, made legal by raising the watchdog to
+/// the minimum the error names, completes; and so do the suite's miss-heavy
+/// workloads with every latency long and the watchdog at its minimum.
+#[test]
+fn legal_config_at_the_watchdog_minimum_runs() {
+    let mut c = Config {
+        memory_latency: 100_000,
+        ..Config::default()
+    };
+    c.core.watchdog_cycles = watchdog_minimum(&c);
+    let mut core = crate::workload_core(&c, "balanced", 1).unwrap();
+    core.run(2000, &mut []).unwrap();
+
+    let mut c = Config {
+        memory_latency: 1000,
+        ..Config::default()
+    };
+    c.itlb.miss_latency = 1000;
+    c.dtlb.miss_latency = 1000;
+    c.core.watchdog_cycles = watchdog_minimum(&c);
+    c.validate().unwrap();
+    for name in ["chase", "dtlb", "itlb", "indirect", "server", "bigcode"] {
+        let spec = workloads::by_name(name).unwrap();
+        let mut core = Core::new(&c, Workload::new(&spec, 2)).unwrap();
+        core.run(10_000, &mut [])
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+/// Bug 4: `set` validated after every assignment, so related keys could not be
+/// changed one `--set` at a time; `set_all` validates once, after the last.
+#[test]
+fn set_all_validates_once_after_the_last_assignment() {
+    let lines = ["l1i.line=32", "l1d.line=32", "l2.line=32"];
+    for order in [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+    ] {
+        let c = accepted(&order.map(|i| lines[i]));
+        assert_eq!((c.l1i.line, c.l1d.line, c.l2.line), (32, 32, 32));
+    }
+    for sets in [
+        ["core.fetch_queue=4", "core.fetch_width=4"],
+        ["core.fetch_width=4", "core.fetch_queue=4"],
+    ] {
+        let c = accepted(&sets);
+        assert_eq!((c.core.fetch_queue, c.core.fetch_width), (4, 4));
+    }
+    // the same values from a file are accepted too
+    let path = std::env::temp_dir().join(format!("sim-set-all-{}.toml", std::process::id()));
+    std::fs::write(
+        &path,
+        "[l1i]\nline = 32\n[l1d]\nline = 32\n[l2]\nline = 32\n",
+    )
+    .unwrap();
+    let f = Config::from_file(&path).unwrap();
+    assert_eq!(f, accepted(&lines));
+    // a file completed by overrides: `load` does not validate, `set_all` does
+    std::fs::write(&path, "[l1i]\nline = 32\n").unwrap();
+    assert!(Config::from_file(&path).is_err());
+    let mut g = Config::load(&path).unwrap();
+    g.set_all(["l1d.line=32", "l2.line=32"]).unwrap();
+    assert_eq!(g, f);
+    let _ = std::fs::remove_file(&path);
+
+    // an illegal result is still an error, from the whole configuration
+    let e = rejection(&["l1i.line=32", "l1d.line=32"]);
+    assert!(e.contains("`l2.line` = 64 is illegal"), "{e}");
+    // a bad single assignment fails at once, naming it
+    let e = rejection(&["l1i.line=32", "core.rob_entries=abc", "l2.line=32"]);
+    assert!(e.contains("core.rob_entries=abc"), "{e}");
+    let e = rejection(&["l2.nope=1"]);
+    assert!(e.contains("l2.nope"), "{e}");
+    let e = rejection(&["ideal.bpred=maybe"]);
+    assert!(e.contains("ideal.bpred=maybe"), "{e}");
+    let e = rejection(&["prefetch.kind=psychic"]);
+    assert!(e.contains("prefetch.kind=psychic"), "{e}");
+    // `set` alone checks types only
+    let mut c = Config::default();
+    c.set("l1i.line=32").unwrap();
+    assert_eq!(c.l1i.line, 32);
+    assert!(c.validate().is_err());
+}
+
+/// Bug 5: a number too large for the field's type is reported as such, with the
+/// field's maximum.
+#[test]
+fn set_reports_numbers_too_large_for_the_field() {
+    let mut c = Config::default();
+    for (a, msg) in [
+        (
+            "core.rob_entries=99999999999",
+            "99999999999 is too large for core.rob_entries (max 4294967295)",
+        ),
+        (
+            "core.rob_entries=4294967296",
+            "4294967296 is too large for core.rob_entries (max 4294967295)",
+        ),
+        (
+            "core.watchdog_cycles=99999999999999999999999",
+            "too large for core.watchdog_cycles (max 18446744073709551615)",
+        ),
+        (
+            "l2.size=18446744073709551616",
+            "too large for l2.size (max 18446744073709551615)",
+        ),
+        (
+            "core.rob_entries=-3",
+            "core.rob_entries takes a non-negative integer",
+        ),
+        (
+            "core.rob_entries=abc",
+            "core.rob_entries takes a non-negative integer",
+        ),
+        (
+            "core.rob_entries=1.5",
+            "core.rob_entries takes a non-negative integer",
+        ),
+    ] {
+        let e = c.set(a).unwrap_err().to_string();
+        assert!(e.contains(msg) && e.contains(a), "{a}: {e}");
+    }
+    assert_eq!(c, Config::default());
+    // the largest value of the type is a value (legal or not is validate's business)
+    c.set("core.rob_entries=4294967295").unwrap();
+    assert_eq!(c.core.rob_entries, u32::MAX);
+    c.set("core.watchdog_cycles=18446744073709551615").unwrap();
+    assert_eq!(c.core.watchdog_cycles, u64::MAX);
+    c.set("core.rob_entries=0064").unwrap();
+    assert_eq!(c.core.rob_entries, 64);
+}
+
+/// Found on the way: a file section given in part took the *section type's*
+/// defaults for its other keys (`[l2] latency = 12` made a 16 KB, 4-way L2 with 8
+/// MSHRs; `[dtlb] miss_latency = 40` a 64-entry D-TLB), silently; the machine's
+/// defaults are kept now.
+#[test]
+fn a_file_section_given_in_part_keeps_the_machine_defaults() {
+    let dir = std::env::temp_dir();
+    let id = std::process::id();
+    let toml = dir.join(format!("sim-partial-{id}.toml"));
+    let json = dir.join(format!("sim-partial-{id}.json"));
+    std::fs::write(&toml, "[l2]\nlatency = 12\n[dtlb]\nmiss_latency = 40\n").unwrap();
+    std::fs::write(
+        &json,
+        r#"{"l2": {"latency": 12}, "dtlb": {"miss_latency": 40}}"#,
+    )
+    .unwrap();
+    let mut want = Config::default();
+    want.l2.latency = 12;
+    want.dtlb.miss_latency = 40;
+    for p in [&toml, &json] {
+        assert_eq!(Config::from_file(p).unwrap(), want, "{}", p.display());
+    }
+    // unknown keys and wrong types are still errors naming the key
+    std::fs::write(&toml, "[l2]\nlatencyy = 12\n").unwrap();
+    let e = Config::from_file(&toml).unwrap_err().to_string();
+    assert!(e.contains("latencyy"), "{e}");
+    std::fs::write(&json, r#"{"l2": {"latency": "fast"}}"#).unwrap();
+    let e = Config::from_file(&json).unwrap_err().to_string();
+    assert!(e.contains("fast"), "{e}");
+    let _ = std::fs::remove_file(&toml);
+    let _ = std::fs::remove_file(&json);
+}
