@@ -301,9 +301,12 @@ fn cmd_gen(a: &GenArgs) -> Result<()> {
     let mut w = events::stream::create(&a.output, fmt, &p)
         .with_context(|| format!("creating {}", a.output.display()))?;
     // (JSON Lines only; a binary stream has no comments)
+    let mix = a.mix.to_possible_value().map(|v| v.get_name().to_string());
     w.comment(&format!(
-        "cpistack gen: seed {}, {} cycles",
-        a.seed, a.cycles
+        "cpistack gen --seed {} --cycles {} --mix {}",
+        a.seed,
+        a.cycles,
+        mix.unwrap_or_default()
     ))?;
     for ev in Generator::new(p, a.mix.config(), a.seed).take(a.cycles as usize) {
         w.write(&ev)?;

@@ -28,15 +28,56 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Fails if the output `out` (described as `what`, e.g. `--vcd`) is the
-/// input file `input`: writing it would destroy the input before it is read.
+/// `FILE` -> `FILE.part`: where an output is written until it is complete
+/// (then moved to `FILE`), so that a failed or killed run leaves no
+/// complete-looking `FILE`.
+pub fn part_path(path: &Path) -> std::path::PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".part");
+    path.with_file_name(name)
+}
+
+/// Fails if the output `out` (described as `what`, e.g. `--vcd`), or the
+/// `out.part` it is written to first ([`part_path`]), is the input file
+/// `input`: writing it would destroy the input before it is read.
 pub fn refuse_overwrite(input: &Path, out: &Path, what: &str) -> Result<()> {
-    if same_file(input, out) {
-        bail!(
-            "{what} {} is the input file {}: refusing to overwrite it",
-            out.display(),
-            input.display()
-        );
+    for o in [out.to_path_buf(), part_path(out)] {
+        if same_file(input, &o) {
+            bail!(
+                "{what} {} would overwrite the input file {}: refusing",
+                o.display(),
+                input.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Checks on an output file `out` (described as `what`) before any work: it
+/// is not a directory, and its directory can be made.
+pub fn output_file(out: &Path, what: &str) -> Result<()> {
+    if out.is_dir() {
+        bail!("{what} {}: is a directory", out.display());
+    }
+    create_parent(out, what)
+}
+
+/// Fails if two outputs of one run name the same file (they would be written
+/// over each other): `outs` are (option, path) pairs, compared as absolute
+/// paths, their `.part` files included.
+pub fn distinct_outputs(outs: &[(&str, std::path::PathBuf)]) -> Result<()> {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    for (i, (wa, a)) in outs.iter().enumerate() {
+        for (wb, b) in &outs[i + 1..] {
+            let (a1, b1) = (abs(a), abs(b));
+            if a1 == b1 || a1 == abs(&part_path(b)) || abs(&part_path(a)) == b1 || same_file(a, b) {
+                bail!(
+                    "{wa} {} and {wb} {} name the same file: give each its own",
+                    a.display(),
+                    b.display()
+                );
+            }
+        }
     }
     Ok(())
 }
@@ -99,7 +140,17 @@ mod tests {
         assert!(!same_file(&f, &d.join("b.bin")));
         assert!(!same_file(&f, &d.join("missing.bin")));
         let e = refuse_overwrite(&f, &d.join("./a.bin"), "--vcd").unwrap_err();
-        assert!(e.to_string().contains("is the input file"), "{e}");
+        assert!(
+            e.to_string().contains("would overwrite the input file"),
+            "{e}"
+        );
+        // nor the `.part` it is written to first
+        let e = refuse_overwrite(&d.join("a.bin"), &d.join("a"), "--vcd").err();
+        std::fs::rename(&f, d.join("a.part")).unwrap();
+        assert!(e.is_none());
+        let e = refuse_overwrite(&d.join("a.part"), &d.join("a"), "--vcd").unwrap_err();
+        assert!(e.to_string().contains("a.part would overwrite"), "{e}");
+        std::fs::rename(d.join("a.part"), &f).unwrap();
         assert_eq!(std::fs::read(&f).unwrap(), b"x");
     }
 
@@ -120,5 +171,16 @@ mod tests {
         create_dir(&d.join("new/nested"), "--out").unwrap();
         assert!(d.join("new/nested").is_dir());
         create_parent(Path::new("plain.vcd"), "--vcd").unwrap();
+        let e = output_file(&d, "--events").unwrap_err().to_string();
+        assert!(e.contains("is a directory"), "{e}");
+    }
+
+    #[test]
+    fn two_outputs_of_one_name_are_refused() {
+        let p = |s: &str| std::path::PathBuf::from(s);
+        let e = distinct_outputs(&[("--events", p("x.out")), ("--vcd", p("./x.out"))]);
+        assert!(e.unwrap_err().to_string().contains("name the same file"));
+        assert!(distinct_outputs(&[("--events", p("x")), ("--vcd", p("x.part"))]).is_err());
+        assert!(distinct_outputs(&[("--events", p("x.bin")), ("--vcd", p("x.vcd"))]).is_ok());
     }
 }

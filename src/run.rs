@@ -53,7 +53,8 @@ impl MachineArgs {
             None => sim::Config::default(),
         };
         for s in &self.set {
-            cfg.set(s).with_context(|| format!("--set {s}"))?;
+            // (the error names the assignment)
+            cfg.set(s)?;
         }
         if let Some(l) = &self.ideal {
             cfg.ideal = cfg.ideal.or(&sim::Ideal::parse_list(l)?);
@@ -215,6 +216,16 @@ impl Drive {
 /// they measured.
 pub fn simulate(args: &RunArgs) -> Result<RunReport> {
     let cfg = args.machine.build()?;
+    // two outputs of one name would be written over each other
+    let mut outs: Vec<(&str, PathBuf)> = args
+        .events
+        .iter()
+        .map(|e| ("--events", e.clone()))
+        .collect();
+    for (k, v) in args.variant.list().into_iter().enumerate() {
+        outs.extend(args.waves.path(k, v).map(|p| ("--vcd", p)));
+    }
+    crate::paths::distinct_outputs(&outs)?;
     match &args.trace {
         Some(path) => {
             if let Some(ev) = &args.events {
@@ -253,16 +264,15 @@ fn simulate_core<S: sim::InstrSource>(
         });
     }
     // (path, path.part): the stream is written to the second until the run succeeds
-    let events_paths = args.events.as_ref().map(|p| {
-        let mut part = p.file_name().unwrap_or_default().to_os_string();
-        part.push(".part");
-        (p.clone(), p.with_file_name(part))
-    });
+    let events_paths = args
+        .events
+        .as_ref()
+        .map(|p| (p.clone(), crate::paths::part_path(p)));
     let writer = match &events_paths {
         Some((path, part)) => {
             let fmt =
                 events::stream::Format::from_path(path).unwrap_or(events::stream::Format::Jsonl);
-            crate::paths::create_parent(path, "--events")?;
+            crate::paths::output_file(path, "--events")?;
             Some(events::stream::create(part, fmt, &params)?)
         }
         None => None,

@@ -1095,15 +1095,15 @@ pub fn gtkw(variant: Variant, dumpfile: &str) -> String {
 
 /// Write the GTKWave layout into `dir`: `fmt.gtkw` (pointing at
 /// `mispredict.vcd`), `sfmt.gtkw` (at `mispredict-sfmt.vcd`) and the filter files.
-pub fn write_layout(dir: &Path) -> io::Result<Vec<std::path::PathBuf>> {
-    std::fs::create_dir_all(dir)?;
+pub fn write_layout(dir: &Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    crate::paths::create_dir(dir, "the layout's directory")?;
     let mut files = Vec::new();
     for (name, text) in filter_files().into_iter().chain([
         ("fmt.gtkw", gtkw(Variant::Fmt, "mispredict.vcd")),
         ("sfmt.gtkw", gtkw(Variant::Sfmt, "mispredict-sfmt.vcd")),
     ]) {
         let p = dir.join(name);
-        std::fs::write(&p, text)?;
+        std::fs::write(&p, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?;
         files.push(p);
     }
     Ok(files)
@@ -1142,7 +1142,8 @@ impl WaveArgs {
         let Some(path) = self.path(k, unit.params().variant) else {
             return Ok(None);
         };
-        let part = part_path(&path);
+        crate::paths::output_file(&path, "--vcd")?;
+        let part = crate::paths::part_path(&path);
         let t = create(&part, unit, 0, self.window.unwrap_or(Window::ALL))
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         Ok(Some(Traced {
@@ -1161,13 +1162,6 @@ impl WaveArgs {
         }
         Ok(())
     }
-}
-
-/// `FILE` -> `FILE.part`: where a [`Traced`] writes until it is finished.
-fn part_path(path: &Path) -> std::path::PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".part");
-    path.with_file_name(name)
 }
 
 /// A file tracer and its path.
@@ -1206,13 +1200,19 @@ impl Traced {
     }
 }
 
-/// Finish every tracer of a run and report the files on stderr.
+/// Finish every tracer of a run and report the files on stderr; all are
+/// finished (or removed) before the first error, if any, is returned, and the
+/// others are reported as warnings.
 pub fn finish_all(ts: Vec<Option<Traced>>) -> anyhow::Result<()> {
+    let mut first = None;
     for t in ts.into_iter().flatten() {
-        let p = t.finish()?;
-        eprintln!("waveform: {}", p.display());
+        match t.finish() {
+            Ok(p) => eprintln!("waveform: {}", p.display()),
+            Err(e) if first.is_none() => first = Some(e),
+            Err(e) => eprintln!("warning: {e:#}"),
+        }
     }
-    Ok(())
+    first.map_or(Ok(()), Err)
 }
 
 /// After the run failed with `err`: finish every tracer (the waveform of the

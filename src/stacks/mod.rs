@@ -25,7 +25,7 @@ use serde::Serialize;
 pub use accounting::{Overlap, Power5, UnitConsumer};
 pub use output::{
     check_dir, penalties_csv, stacks_csv, text as text_table, write_all, xml_well_formed,
-    PENALTIES_CSV_HEADER, STACKS_CSV_HEADER,
+    OUTPUT_FILES, PENALTIES_CSV_HEADER, STACKS_CSV_HEADER,
 };
 
 /// A CPI-stack component.
@@ -695,6 +695,17 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
             bail!("--traces: {} is not a readable file", t.display());
         }
         let s = Source::Trace(t.clone());
+        // the name is a field of stacks.csv and penalties.csv
+        if s.name().contains([',', '"', '\n', '\r']) {
+            bail!(
+                "--traces: {}: its name `{}` has a comma, quote or line break, which the CSV outputs cannot hold; rename the file",
+                t.display(),
+                s.name()
+            );
+        }
+        for f in OUTPUT_FILES {
+            crate::paths::refuse_overwrite(t, &args.out.join(f), "--out")?;
+        }
         // a study is named by its source; two traces of one name would be
         // indistinguishable in every output
         if let Some(o) = out.iter().find(|o| o.name() == s.name()) {

@@ -12,6 +12,17 @@ fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
     std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))
 }
 
+/// The files [`write_all`] writes.
+pub const OUTPUT_FILES: [&str; 7] = [
+    "stacks.csv",
+    "stacks.json",
+    "penalties.csv",
+    "stacks.svg",
+    "errors.svg",
+    "penalties.svg",
+    "index.html",
+];
+
 /// Write every output file into `dir` (which must exist).
 pub fn write_all(r: &Report, dir: &Path) -> Result<()> {
     write(dir, "stacks.csv", &stacks_csv(r))?;

@@ -117,9 +117,23 @@ fn an_output_that_is_the_input_is_refused_before_anything_is_written() {
         a.events = events;
         a.waves.vcd = vcd;
         let e = format!("{:#}", simulate(&a).err().expect("refused"));
-        assert!(e.contains("is the input file"), "{e}");
+        assert!(e.contains("would overwrite the input file"), "{e}");
         assert_eq!(std::fs::read(&t).unwrap(), before, "the input is untouched");
     }
+    // nor through the `.part` an output is written to first
+    let part = d.join("out.part");
+    std::fs::copy(&t, &part).unwrap();
+    let mut a = trace_args(&part, 100, 1_000);
+    a.events = Some(d.join("out"));
+    let e = format!("{:#}", simulate(&a).err().expect("refused"));
+    assert!(e.contains("would overwrite the input file"), "{e}");
+    assert_eq!(std::fs::read(&part).unwrap(), before);
+    // two outputs of one name
+    let mut a = trace_args(&t, 100, 1_000);
+    a.events = Some(d.join("both.out"));
+    a.waves.vcd = Some(d.join("both.out"));
+    let e = format!("{:#}", simulate(&a).err().expect("refused"));
+    assert!(e.contains("name the same file"), "{e}");
     let _ = std::fs::remove_dir_all(&d);
 }
 
