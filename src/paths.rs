@@ -37,6 +37,19 @@ pub fn part_path(path: &Path) -> std::path::PathBuf {
     path.with_file_name(name)
 }
 
+/// Move the finished `path.part` ([`part_path`]) to `path`; the error names
+/// both and the output (`what`).
+pub fn move_into_place(path: &Path, what: &str) -> Result<()> {
+    let part = part_path(path);
+    std::fs::rename(&part, path).with_context(|| {
+        format!(
+            "{what}: moving the finished {} to {}",
+            part.display(),
+            path.display()
+        )
+    })
+}
+
 /// Fails if the output `out` (described as `what`, e.g. `--vcd`), or the
 /// `out.part` it is written to first ([`part_path`]), is the input file
 /// `input`: writing it would destroy the input before it is read.

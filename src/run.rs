@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use events::{Counter, CounterUnit, CycleEvents, Variant};
 use serde::Serialize;
 
@@ -263,17 +263,17 @@ fn simulate_core<S: sim::InstrSource>(
             Slot::Plain(Box::new(hw::Unit::new(p)?))
         });
     }
-    // (path, path.part): the stream is written to the second until the run succeeds
-    let events_paths = args
-        .events
-        .as_ref()
-        .map(|p| (p.clone(), crate::paths::part_path(p)));
-    let writer = match &events_paths {
-        Some((path, part)) => {
+    // the stream is written to FILE.part until the run succeeds (then moved to FILE)
+    let writer = match &args.events {
+        Some(path) => {
             let fmt =
                 events::stream::Format::from_path(path).unwrap_or(events::stream::Format::Jsonl);
             crate::paths::output_file(path, "--events")?;
-            Some(events::stream::create(part, fmt, &params)?)
+            Some(events::stream::create(
+                crate::paths::part_path(path),
+                fmt,
+                &params,
+            )?)
         }
         None => None,
     };
@@ -325,7 +325,8 @@ fn simulate_core<S: sim::InstrSource>(
     if let Err(e) = outcome {
         // keep what was written up to the failure (the waveform, the stream as
         // FILE.part), and let nothing hide the failure itself
-        if let (Some(w), Some((_, part))) = (drive.writer.take(), &events_paths) {
+        if let (Some(w), Some(path)) = (drive.writer.take(), &args.events) {
+            let part = crate::paths::part_path(path);
             match w.finish() {
                 Ok(()) => eprintln!("event stream up to the failure: {}", part.display()),
                 Err(we) => eprintln!("warning: {}: {we:#}", part.display()),
@@ -337,15 +338,9 @@ fn simulate_core<S: sim::InstrSource>(
         ));
     }
     let seconds = start.elapsed().as_secs_f64();
-    if let (Some(w), Some((path, part))) = (drive.writer.take(), &events_paths) {
+    if let (Some(w), Some(path)) = (drive.writer.take(), &args.events) {
         w.finish()?;
-        std::fs::rename(part, path).with_context(|| {
-            format!(
-                "moving the event stream from {} to {}",
-                part.display(),
-                path.display()
-            )
-        })?;
+        crate::paths::move_into_place(path, "--events")?;
     }
     crate::waves::finish_all(std::mem::take(&mut drive.waves))?;
     // without --check the latch is read once at the end (a latched error freezes the unit)

@@ -1143,14 +1143,14 @@ impl WaveArgs {
             return Ok(None);
         };
         crate::paths::output_file(&path, "--vcd")?;
-        let part = crate::paths::part_path(&path);
-        let t = create(&part, unit, 0, self.window.unwrap_or(Window::ALL))
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        Ok(Some(Traced {
-            path,
-            part,
-            tracer: t,
-        }))
+        let t = create(
+            &crate::paths::part_path(&path),
+            unit,
+            0,
+            self.window.unwrap_or(Window::ALL),
+        )
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        Ok(Some(Traced { path, tracer: t }))
     }
 
     /// Fails if a VCD this run would write is the input file `input`.
@@ -1166,10 +1166,9 @@ impl WaveArgs {
 
 /// A file tracer and its path.
 pub struct Traced {
-    /// The file the VCD ends up in.
+    /// The file the VCD ends up in (written to `FILE.part` until it is
+    /// finished: [`crate::paths::part_path`]).
     pub path: std::path::PathBuf,
-    /// The file it is written to until it is finished.
-    part: std::path::PathBuf,
     pub tracer: FileTracer,
 }
 
@@ -1180,17 +1179,11 @@ impl Traced {
     pub fn finish(self) -> anyhow::Result<std::path::PathBuf> {
         match self.tracer.finish() {
             Ok(_) => {
-                std::fs::rename(&self.part, &self.path).map_err(|e| {
-                    anyhow::anyhow!(
-                        "{}: moving the finished VCD from {}: {e}",
-                        self.path.display(),
-                        self.part.display()
-                    )
-                })?;
+                crate::paths::move_into_place(&self.path, "--vcd")?;
                 Ok(self.path)
             }
             Err(e) => {
-                let _ = std::fs::remove_file(&self.part);
+                let _ = std::fs::remove_file(crate::paths::part_path(&self.path));
                 Err(anyhow::anyhow!(
                     "{}: {e} (no file written)",
                     self.path.display()
@@ -1204,15 +1197,7 @@ impl Traced {
 /// finished (or removed) before the first error, if any, is returned, and the
 /// others are reported as warnings.
 pub fn finish_all(ts: Vec<Option<Traced>>) -> anyhow::Result<()> {
-    let mut first = None;
-    for t in ts.into_iter().flatten() {
-        match t.finish() {
-            Ok(p) => eprintln!("waveform: {}", p.display()),
-            Err(e) if first.is_none() => first = Some(e),
-            Err(e) => eprintln!("warning: {e:#}"),
-        }
-    }
-    first.map_or(Ok(()), Err)
+    finish_each(ts, "waveform").map_or(Ok(()), Err)
 }
 
 /// After the run failed with `err`: finish every tracer (the waveform of the
@@ -1220,13 +1205,24 @@ pub fn finish_all(ts: Vec<Option<Traced>>) -> anyhow::Result<()> {
 /// written, on stderr, and return `err`: a problem with a waveform never
 /// hides the failure itself.
 pub fn finish_after_failure(ts: Vec<Option<Traced>>, err: anyhow::Error) -> anyhow::Error {
+    if let Some(e) = finish_each(ts, "waveform (up to the failure)") {
+        eprintln!("warning: {e:#}");
+    }
+    err
+}
+
+/// Finish every tracer, each file reported on stderr as `done: FILE`; returns
+/// the first error, after reporting any later ones as warnings.
+fn finish_each(ts: Vec<Option<Traced>>, done: &str) -> Option<anyhow::Error> {
+    let mut first = None;
     for t in ts.into_iter().flatten() {
         match t.finish() {
-            Ok(p) => eprintln!("waveform (up to the failure): {}", p.display()),
+            Ok(p) => eprintln!("{done}: {}", p.display()),
+            Err(e) if first.is_none() => first = Some(e),
             Err(e) => eprintln!("warning: {e:#}"),
         }
     }
-    err
+    first
 }
 
 /// `cpistack waves`: one VCD per scenario of the scenario table.
