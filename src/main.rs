@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use cpistack::check::LockStep;
 use cpistack::report::StackReport;
+use cpistack::run::VariantArg;
 use events::gen::{GenConfig, Generator};
 use events::{CounterUnit, CycleEvents, Params, Variant};
 
@@ -54,23 +55,6 @@ enum Cmd {
     Waves(cpistack::waves::WavesCmdArgs),
 }
 
-#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
-enum VariantSel {
-    Fmt,
-    Sfmt,
-    Both,
-}
-
-impl VariantSel {
-    fn list(self) -> Vec<Variant> {
-        match self {
-            VariantSel::Fmt => vec![Variant::Fmt],
-            VariantSel::Sfmt => vec![Variant::Sfmt],
-            VariantSel::Both => vec![Variant::Fmt, Variant::Sfmt],
-        }
-    }
-}
-
 /// One variant (where `both` has no meaning).
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
 enum OneVariant {
@@ -114,6 +98,18 @@ impl ParamArgs {
             if k.trim() == "variant" {
                 bail!("--set `{kv}`: the variant is chosen with --variant");
             }
+            if let Some(first) = self
+                .set
+                .iter()
+                .find(|o| o.split_once('=').map(|o| o.0.trim()) == Some(k.trim()))
+            {
+                if !std::ptr::eq(first, kv) {
+                    bail!(
+                        "--set `{kv}`: `{}` is already set by --set `{first}`",
+                        k.trim()
+                    );
+                }
+            }
             p.set(k.trim(), v.trim())
                 .map_err(|e| anyhow::anyhow!("--set `{kv}`: {e}"))?;
         }
@@ -134,8 +130,8 @@ struct CheckArgs {
     #[arg(long, default_value_t = 100_000)]
     cycles: u64,
     /// Which variant(s) to check.
-    #[arg(long, value_enum, default_value_t = VariantSel::Both)]
-    variant: VariantSel,
+    #[arg(long, value_enum, default_value_t = VariantArg::Both)]
+    variant: VariantArg,
     /// Stimulus mix.
     #[arg(long, value_enum, default_value_t = Mix::Realistic)]
     mix: Mix,
@@ -180,7 +176,7 @@ struct ReplayArgs {
     file: PathBuf,
     /// Variant(s) to drive (default: the one in the file's header).
     #[arg(long, value_enum)]
-    variant: Option<VariantSel>,
+    variant: Option<VariantArg>,
     /// Also run the golden model in lock step and compare every cycle.
     #[arg(long)]
     check: bool,
@@ -193,8 +189,8 @@ struct ReplayArgs {
 
 #[derive(clap::Args)]
 struct CostArgs {
-    #[arg(long, value_enum, default_value_t = VariantSel::Both)]
-    variant: VariantSel,
+    #[arg(long, value_enum, default_value_t = VariantArg::Both)]
+    variant: VariantArg,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -336,9 +332,19 @@ impl Driven {
     }
 }
 
+/// A stream read error as `reading FILE: ...`, naming the file once: the
+/// errors that already name it (an I/O error, an unknown format) are not
+/// wrapped again.
+fn reading(path: &std::path::Path, e: events::stream::StreamError) -> anyhow::Error {
+    use events::stream::StreamError as E;
+    match e {
+        E::Io { .. } | E::UnknownFormat { .. } => e.into(),
+        e => anyhow::Error::new(e).context(format!("reading {}", path.display())),
+    }
+}
+
 fn cmd_replay(a: &ReplayArgs) -> Result<()> {
-    let (fp, stream) =
-        events::stream::open(&a.file).with_context(|| format!("reading {}", a.file.display()))?;
+    let (fp, stream) = events::stream::open(&a.file).map_err(|e| reading(&a.file, e))?;
     let variants = match a.variant {
         Some(v) => v.list(),
         None => vec![fp.variant],
@@ -430,11 +436,11 @@ fn drive_replay(
             n += batch.len() as u64;
         }
         if let Some(e) = read_err {
-            return Err(e).with_context(|| format!("reading {}", a.file.display()));
+            return Err(reading(&a.file, e));
         }
     }
     for ev in stream {
-        let ev: CycleEvents = ev.with_context(|| format!("reading {}", a.file.display()))?;
+        let ev: CycleEvents = ev.map_err(|e| reading(&a.file, e))?;
         for (u, w) in units.iter_mut().zip(waves.iter_mut()) {
             let r = match u {
                 Driven::Plain(h) => {
@@ -488,4 +494,49 @@ fn cmd_bench(a: &BenchArgs) -> Result<()> {
         print!("{}", figs.text());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("cpistack").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn zero_instructions_are_a_usage_error_for_run_and_stacks_alike() {
+        for cmd in ["run", "stacks"] {
+            let e = parse(&[cmd, "--instructions", "0"]).err().expect(cmd);
+            assert_eq!(
+                e.kind(),
+                clap::error::ErrorKind::ValueValidation,
+                "{cmd}: {e}"
+            );
+            assert!(parse(&[cmd, "--instructions", "1"]).is_ok(), "{cmd}");
+        }
+    }
+
+    #[test]
+    fn a_unit_parameter_set_twice_is_refused_naming_both() {
+        let a = ParamArgs {
+            set: vec!["fmt_rows=8".into(), " fmt_rows = 16".into()],
+        };
+        let e = a.apply(Params::default()).unwrap_err().to_string();
+        assert!(
+            e.contains("`fmt_rows` is already set by --set `fmt_rows=8`"),
+            "{e}"
+        );
+        let a = ParamArgs {
+            set: vec!["fmt_rows=8".into(), "rob_entries=16".into()],
+        };
+        let p = a.apply(Params::default()).unwrap();
+        assert_eq!((p.fmt_rows, p.rob_entries), (8, 16));
+    }
 }

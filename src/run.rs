@@ -21,7 +21,8 @@ pub enum VariantArg {
 }
 
 impl VariantArg {
-    fn list(self) -> Vec<Variant> {
+    /// The variants named, FMT first.
+    pub fn list(self) -> Vec<Variant> {
         match self {
             VariantArg::Fmt => vec![Variant::Fmt],
             VariantArg::Sfmt => vec![Variant::Sfmt],
@@ -53,13 +54,40 @@ impl MachineArgs {
             None => sim::Config::default(),
         };
         for s in &self.set {
+            let key = |a: &str| a.split_once('=').map(|(k, _)| k.trim().to_string());
+            if let Some(first) = self
+                .set
+                .iter()
+                .find(|o| key(o).is_some() && key(o) == key(s))
+            {
+                if !std::ptr::eq(first, s) {
+                    anyhow::bail!(
+                        "configuration: --set `{s}`: `{}` is already set by --set `{first}`",
+                        key(s).unwrap_or_default()
+                    );
+                }
+            }
             // (the error names the assignment)
             cfg.set(s)?;
         }
         if let Some(l) = &self.ideal {
             cfg.ideal = cfg.ideal.or(&sim::Ideal::parse_list(l)?);
         }
-        cfg.validate()?;
+        if let Err(e) = cfg.validate() {
+            // name the file the values came from (a value set on the command
+            // line names itself: the message names its key)
+            return Err(match (&self.config, e) {
+                (Some(p), sim::SimError::Config(m)) => {
+                    let with = if self.set.is_empty() {
+                        String::new()
+                    } else {
+                        " with the --set overrides".to_string()
+                    };
+                    sim::SimError::Config(format!("{}{with}: {m}", p.display())).into()
+                }
+                (_, e) => e.into(),
+            });
+        }
         Ok(cfg)
     }
 }

@@ -641,7 +641,7 @@ pub struct StacksArgs {
     #[arg(long = "trace", value_name = "FILE")]
     pub trace: Vec<PathBuf>,
     /// Instructions measured per run.
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub instructions: u64,
     /// Instructions committed before counting starts.
     #[arg(long, default_value_t = 200_000)]
@@ -736,9 +736,6 @@ pub fn cmd(args: &StacksArgs) -> Result<()> {
     }
     let cfg = args.machine.build()?;
     let srcs = sources(args)?;
-    if args.instructions == 0 {
-        bail!("--instructions must be at least 1");
-    }
     // before the work: a bad --out is found now, not after minutes of runs
     crate::paths::create_dir(&args.out, "--out")?;
     let settings = Settings {

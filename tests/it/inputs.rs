@@ -263,3 +263,36 @@ fn overrides_that_must_change_together_are_validated_once_after_the_last() {
     assert!(e.contains("line"), "{e}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_configuration_key_set_twice_is_refused_and_a_bad_file_is_named() {
+    let m = MachineArgs {
+        set: vec!["l2.latency=12".into(), " l2.latency = 14".into()],
+        ..MachineArgs::default()
+    };
+    let e = format!("{:#}", m.build().unwrap_err());
+    assert!(
+        e.contains("`l2.latency` is already set by --set `l2.latency=12`"),
+        "{e}"
+    );
+    // an illegal value from a file names the file (and says when --set took part)
+    let d = scratch("cfgname");
+    let file = d.join("m.toml");
+    std::fs::write(&file, "[core]\nrob_entries = 100000\n").unwrap();
+    let mut m = MachineArgs {
+        config: Some(file.clone()),
+        ..MachineArgs::default()
+    };
+    let e = format!("{:#}", m.build().unwrap_err());
+    assert!(
+        e.contains(&format!("{}: `core.rob_entries`", file.display())),
+        "{e}"
+    );
+    m.set = vec!["l2.latency=12".into()];
+    let e = format!("{:#}", m.build().unwrap_err());
+    assert!(
+        e.contains("with the --set overrides: `core.rob_entries`"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -316,7 +316,7 @@ fn parse_object(text: &str, line: u64) -> Result<Map<String, Value>, StreamError
     match serde_json::from_str::<Value>(text) {
         Err(e) => Err(StreamError::BadJson {
             line,
-            msg: e.to_string(),
+            msg: serde_msg(&e),
         }),
         Ok(Value::Object(m)) => Ok(m),
         Ok(v) => Err(StreamError::BadJson {
@@ -464,8 +464,23 @@ fn parse_bundle(text: &str, line: u64) -> Result<CycleEvents, StreamError> {
     // Every field is fine on its own: a duplicate key, or something serde alone sees.
     Err(StreamError::BadJson {
         line,
-        msg: serde_err.to_string(),
+        msg: serde_msg(&serde_err),
     })
+}
+
+/// serde's message with its position given as a column of the stream's line:
+/// serde counts lines within the text it was given, which is one line of the
+/// file, so its `at line 1 column N` would contradict the file's line number.
+fn serde_msg(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    if e.line() == 0 {
+        return full;
+    }
+    let at = format!(" at line {} column {}", e.line(), e.column());
+    match full.strip_suffix(&at) {
+        Some(msg) => format!("{msg} at column {}", e.column()),
+        None => full,
+    }
 }
 
 /// The dotted path (`params.rob_entries`; `[i]` for an array element) of the first

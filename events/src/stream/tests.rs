@@ -256,8 +256,13 @@ fn jsonl_err(body: &str) -> StreamError {
 
 #[test]
 fn jsonl_bad_line_names_the_line() {
+    // serde's own position (always its "line 1") becomes a column of the file's line
     match jsonl_err("{}\n# c\n{\"dispatched\":1,\n{}\n") {
-        StreamError::BadJson { line, .. } => assert_eq!(line, 4),
+        StreamError::BadJson { line, msg } => {
+            assert_eq!(line, 4);
+            assert!(msg.ends_with(" at column 16"), "{msg}");
+            assert!(!msg.contains("line"), "{msg}");
+        }
         e => panic!("{e}"),
     }
     match jsonl_err("[1,2]\n") {
