@@ -156,7 +156,7 @@ struct GenArgs {
     /// Output file.
     #[arg(short = 'o', long = "output")]
     output: PathBuf,
-    /// File format (default: by suffix, `.jsonl` or else binary).
+    /// File format (default: by suffix: `.jsonl` or `.json` is JSON Lines, anything else binary).
     #[arg(long, value_enum)]
     format: Option<Format>,
     /// Stimulus mix.
@@ -510,6 +510,39 @@ mod tests {
         Cli::command().debug_assert();
     }
 
+    /// docs/cli.md has a section per subcommand naming every one of its long
+    /// options, so that an option added to the program must be documented.
+    #[test]
+    fn every_option_is_in_the_command_reference() {
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/cli.md"))
+            .expect("docs/cli.md");
+        let mut missing = Vec::new();
+        for sub in Cli::command().get_subcommands() {
+            let head = format!("## `cpistack {}`", sub.get_name());
+            let Some(at) = doc.find(&head) else {
+                missing.push(head);
+                continue;
+            };
+            let rest = &doc[at + head.len()..];
+            let section = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
+            for arg in sub.get_arguments() {
+                let Some(long) = arg.get_long() else { continue };
+                if ["help", "version"].contains(&long) {
+                    continue;
+                }
+                let flag = format!("--{long}");
+                let named = section.match_indices(&flag).any(|(i, _)| {
+                    !section[i + flag.len()..]
+                        .starts_with(|c: char| c == '-' || c.is_alphanumeric())
+                });
+                if !named {
+                    missing.push(format!("{} {flag}", sub.get_name()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "not in docs/cli.md: {missing:?}");
+    }
+
     #[test]
     fn zero_instructions_are_a_usage_error_for_run_and_stacks_alike() {
         for cmd in ["run", "stacks"] {
@@ -520,6 +553,51 @@ mod tests {
                 "{cmd}: {e}"
             );
             assert!(parse(&[cmd, "--instructions", "1"]).is_ok(), "{cmd}");
+        }
+    }
+
+    /// The README's first example is this program's output, line for line (up
+    /// to its `...`), so that it cannot go stale.
+    #[test]
+    fn the_readme_check_example_is_the_real_output() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+            .expect("README.md");
+        let cmd = "$ cpistack check --random --seed 1 --cycles 20000";
+        let shown: Vec<&str> = readme
+            .lines()
+            .skip_while(|l| *l != cmd)
+            .skip(1)
+            .take_while(|l| *l != "...")
+            .collect();
+        assert!(shown.len() > 5, "README: no `{cmd}` example");
+        let Cmd::Check(a) = parse(&cmd["$ cpistack ".len()..].split(' ').collect::<Vec<_>>())
+            .unwrap()
+            .cmd
+        else {
+            panic!("not a check command");
+        };
+        let p = a
+            .params
+            .apply(Params::default())
+            .unwrap()
+            .with_variant(Variant::Fmt);
+        let mut u = hw::Unit::new(p).unwrap();
+        for ev in Generator::new(p, a.mix.config(), a.seed).take(a.cycles as usize) {
+            u.step(&ev);
+        }
+        let real = format!(
+            "fmt: hw and golden agreed on every field for {} cycles (seed {})\n{}",
+            a.cycles,
+            a.seed,
+            StackReport::from_unit(&u).text()
+        );
+        for (k, (s, r)) in shown.iter().zip(real.lines()).enumerate() {
+            assert_eq!(
+                s,
+                &r,
+                "README line {} of the example differs from the output",
+                k + 1
+            );
         }
     }
 

@@ -40,7 +40,9 @@ pub struct MachineArgs {
     /// Override one configuration key (dotted path), e.g. `--set l2.latency=12`. Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
-    /// Idealisations, comma-separated: bpred, l1i, l2i, itlb, l1d, l2d, dtlb, all.
+    /// Idealisations, comma-separated: bpred, l1i, l2i, itlb, l1d, l2d, dtlb,
+    /// longlat; `all` is the first seven (not longlat), `none` adds nothing.
+    /// Added to the `ideal.*` keys of the configuration.
     #[arg(long, value_name = "LIST")]
     pub ideal: Option<String>,
 }
