@@ -1,4 +1,5 @@
 mod batch;
+mod contract;
 mod inputs;
 mod props;
 mod rules;

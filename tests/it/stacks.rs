@@ -416,12 +416,18 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
     for file in ["stacks.csv", "penalties.csv"] {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
         let header = text.lines().next().unwrap();
-        assert!(doc.contains(&format!("\n{header}\n")), "docs/cli.md: {file} header {header}");
+        assert!(
+            doc.contains(&format!("\n{header}\n")),
+            "docs/cli.md: {file} header {header}"
+        );
     }
     let keys = json.as_object().unwrap().keys();
     let study_keys = json["studies"][0].as_object().unwrap().keys();
     for k in keys.chain(study_keys) {
-        assert!(doc.contains(&format!("`{k}`")), "docs/cli.md does not name stacks.json key `{k}`");
+        assert!(
+            doc.contains(&format!("`{k}`")),
+            "docs/cli.md does not name stacks.json key `{k}`"
+        );
     }
     // damage: a truncated SVG, a missing CSV row
     let svg = std::fs::read_to_string(dir.join("errors.svg")).unwrap();
