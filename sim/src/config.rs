@@ -27,14 +27,6 @@ pub const MAX_BTB_WAYS: u32 = 64;
 /// for a page walker or an MSHR held by another miss, and a factor of 2 is margin.
 pub const WATCHDOG_MARGIN: u64 = 4;
 
-#[cfg(test)]
-thread_local! {
-    /// Tests only: skip the watchdog rule of [`Config::validate`] on this thread, so
-    /// that the watchdog's own test can build a core that stalls longer than it.
-    pub(crate) static SKIP_WATCHDOG_RULE: std::cell::Cell<bool> =
-        const { std::cell::Cell::new(false) };
-}
-
 /// Widths, buffer sizes and the frontend depth.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -723,10 +715,6 @@ impl Config {
                 self.prefetch.rpt_entries as u64,
                 "a power of two in 1..=4096",
             );
-        }
-        #[cfg(test)]
-        if SKIP_WATCHDOG_RULE.with(|s| s.get()) {
-            return Ok(());
         }
         self.check_watchdog()
     }

@@ -241,6 +241,13 @@ impl<S: InstrSource> Core<S> {
     /// A core with configuration `cfg` (validated here) fetching from `src`.
     pub fn new(cfg: &Config, src: S) -> Result<Self, SimError> {
         cfg.validate()?;
+        Self::new_unvalidated(cfg, src)
+    }
+
+    /// [`Core::new`] without [`Config::validate`]: for a configuration that
+    /// was validated already, or (tests) one that breaks a rule on purpose,
+    /// such as a memory latency the watchdog cannot wait for.
+    pub(crate) fn new_unvalidated(cfg: &Config, src: S) -> Result<Self, SimError> {
         let c = &cfg.core;
         let l = &cfg.latency;
         // `ideal.longlat`: long-latency operations take one cycle

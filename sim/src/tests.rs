@@ -361,7 +361,7 @@ fn commit_width_bounds_retirement() {
 #[test]
 fn watchdog_reports_a_stuck_pipeline() {
     // `validate` rejects a memory latency the watchdog cannot wait for; this test
-    // wants exactly that stall, so it skips the rule (on this thread only)
+    // wants exactly that stall, so it builds the core without validating
     let mut cfg = quiet_cfg();
     cfg.core.watchdog_cycles = 1000;
     cfg.memory_latency = 5000;
@@ -369,10 +369,7 @@ fn watchdog_reports_a_stuck_pipeline() {
     let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
     p.at(0x1000).class = OpClass::Load;
     p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
-    crate::config::SKIP_WATCHDOG_RULE.with(|s| s.set(true));
-    let core = Core::new(&cfg, p);
-    crate::config::SKIP_WATCHDOG_RULE.with(|s| s.set(false));
-    let mut core = core.unwrap();
+    let mut core = Core::new_unvalidated(&cfg, p).unwrap();
     let mut err = None;
     for _ in 0..10_000 {
         if let Err(e) = core.step() {
