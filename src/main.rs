@@ -237,6 +237,11 @@ fn main() -> ExitCode {
 /// Bundles per [`LockStep::run_batch`] call of `check` and `replay --check`.
 const BATCH: usize = 1 << 16;
 
+/// `check`'s line for a variant whose models agreed throughout.
+fn agreed(v: Variant, cycles: u64, seed: u64) -> String {
+    format!("{v}: hw and golden agreed on every field for {cycles} cycles (seed {seed})")
+}
+
 fn cmd_check(a: &CheckArgs) -> Result<()> {
     debug_assert!(a.random);
     let base = a.params.apply(Params::default())?;
@@ -274,10 +279,7 @@ fn cmd_check(a: &CheckArgs) -> Result<()> {
         if let Some(e) = ls.hw().view().error {
             bail!("the random stream broke the protocol (a generator bug): {e}");
         }
-        println!(
-            "{}: hw and golden agreed on every field for {} cycles (seed {})",
-            v, a.cycles, a.seed
-        );
+        println!("{}", agreed(v, a.cycles, a.seed));
         print!("{}", StackReport::from_unit(ls.hw()).text());
     }
     Ok(())
@@ -295,7 +297,7 @@ fn cmd_gen(a: &GenArgs) -> Result<()> {
         None => events::stream::Format::from_path(&a.output).unwrap_or(events::stream::Format::Bin),
     };
     let mut w = events::stream::create(&a.output, fmt, &p)
-        .with_context(|| format!("creating {}", a.output.display()))?;
+        .map_err(|e| stream_error("creating", &a.output, e))?;
     // (JSON Lines only; a binary stream has no comments)
     let mix = a.mix.to_possible_value().map(|v| v.get_name().to_string());
     w.comment(&format!(
@@ -332,15 +334,23 @@ impl Driven {
     }
 }
 
-/// A stream read error as `reading FILE: ...`, naming the file once: the
-/// errors that already name it (an I/O error, an unknown format) are not
-/// wrapped again.
-fn reading(path: &std::path::Path, e: events::stream::StreamError) -> anyhow::Error {
+/// A stream error as `VERB FILE: ...`, naming the file once: the errors that
+/// already name it (an I/O error, an unknown format) are not wrapped again.
+fn stream_error(
+    verb: &str,
+    path: &std::path::Path,
+    e: events::stream::StreamError,
+) -> anyhow::Error {
     use events::stream::StreamError as E;
     match e {
         E::Io { .. } | E::UnknownFormat { .. } => e.into(),
-        e => anyhow::Error::new(e).context(format!("reading {}", path.display())),
+        e => anyhow::Error::new(e).context(format!("{verb} {}", path.display())),
     }
+}
+
+/// [`stream_error`] for reading.
+fn reading(path: &std::path::Path, e: events::stream::StreamError) -> anyhow::Error {
+    stream_error("reading", path, e)
 }
 
 fn cmd_replay(a: &ReplayArgs) -> Result<()> {
@@ -586,10 +596,13 @@ mod tests {
             u.step(&ev);
         }
         let real = format!(
-            "fmt: hw and golden agreed on every field for {} cycles (seed {})\n{}",
-            a.cycles,
-            a.seed,
+            "{}\n{}",
+            agreed(Variant::Fmt, a.cycles, a.seed),
             StackReport::from_unit(&u).text()
+        );
+        assert!(
+            shown.len() <= real.lines().count(),
+            "the README's example has more lines than the output"
         );
         for (k, (s, r)) in shown.iter().zip(real.lines()).enumerate() {
             assert_eq!(

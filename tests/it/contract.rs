@@ -1,12 +1,17 @@
 //! The contract fixtures: small hand-written event streams in
 //! `tests/fixtures/contract/`, each with its expected final state worked out
 //! by hand from the contract (`counter-unit.md` v3 and `docs/spec-decisions.md`)
-//! by an independent audit, written into the file as `# expect` comment lines.
+//! by an independent audit that did not read the code, written into the file
+//! as `# expect` comment lines. Where the audit's list left a value out (the
+//! counts before a rejected bundle in 10 fixtures, one pending sum in `s29`),
+//! it was worked out by hand when the fixture was made, and a `# note:` line
+//! in the file says so.
 //!
 //! Every fixture is replayed through `hw` and `golden` in lock step
 //! ([`LockStep`]) for every variant it has an `# expect` line for (the header
-//! gives the other parameters), stopping at the first rejected bundle as the
-//! unit does; the final view of both models must then match the expectation.
+//! gives the other parameters), every bundle of it, those after a rejected
+//! one included (the latch must ignore them); the final view of both models
+//! must then match the expectation.
 //!
 //! # The `# expect` line
 //!
@@ -267,8 +272,9 @@ fn differences(e: &Expect, view: &UnitView) -> Vec<String> {
     d
 }
 
-/// Replay `bundles` with `params` through `hw` and `golden` in lock step,
-/// stopping after the first rejected bundle; the final views (hw, golden).
+/// Replay every bundle with `params` through `hw` and `golden` in lock step,
+/// those after a rejected one included (the latched unit must ignore them:
+/// the expectation is the state at the rejection); the final views (hw, golden).
 fn replay(params: Params, bundles: &[CycleEvents]) -> Result<(UnitView, UnitView), String> {
     let mut ls = LockStep::new(params)
         .map_err(|e| format!("illegal parameters: {e}"))?
@@ -276,9 +282,6 @@ fn replay(params: Params, bundles: &[CycleEvents]) -> Result<(UnitView, UnitView
     for (i, ev) in bundles.iter().enumerate() {
         ls.step(ev)
             .map_err(|m| format!("lock-step mismatch at bundle {i}: {m}"))?;
-        if ls.hw().view().error.is_some() {
-            break;
-        }
     }
     Ok((ls.hw().view(), ls.golden().view()))
 }

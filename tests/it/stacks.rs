@@ -409,25 +409,39 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("stacks.json")).unwrap()).unwrap();
     assert_eq!(json["studies"].as_array().unwrap().len(), 2);
     assert!(json["studies"][1]["stacks"]["fmt"]["l2d"].as_i64().unwrap() > 0);
-    // the command reference documents both CSV headers and every key of the
-    // JSON file and of a study
+    // the command reference's `stacks` section documents both CSV headers and
+    // every key of the JSON file: top level, a study, a summary entry, a
+    // study's overlap and penalties
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/cli.md"))
         .expect("docs/cli.md");
+    let head = "## `cpistack stacks`";
+    let sec = &doc[doc.find(head).expect("a stacks section")..];
+    let sec = &sec[..sec[head.len()..]
+        .find("\n## ")
+        .map_or(sec.len(), |e| e + head.len())];
     for file in ["stacks.csv", "penalties.csv"] {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
         let header = text.lines().next().unwrap();
         assert!(
-            doc.contains(&format!("\n{header}\n")),
+            sec.contains(&format!("\n{header}\n")),
             "docs/cli.md: {file} header {header}"
         );
     }
-    let keys = json.as_object().unwrap().keys();
-    let study_keys = json["studies"][0].as_object().unwrap().keys();
-    for k in keys.chain(study_keys) {
-        assert!(
-            doc.contains(&format!("`{k}`")),
-            "docs/cli.md does not name stacks.json key `{k}`"
-        );
+    let study = &json["studies"][0];
+    let objects = [
+        &json,
+        study,
+        &json["summary"]["fmt"],
+        &study["overlap"],
+        &study["penalties"]["fmt"],
+    ];
+    for o in objects {
+        for k in o.as_object().expect("an object").keys() {
+            assert!(
+                sec.contains(&format!("`{k}`")),
+                "docs/cli.md, {head}: no key `{k}`"
+            );
+        }
     }
     // damage: a truncated SVG, a missing CSV row
     let svg = std::fs::read_to_string(dir.join("errors.svg")).unwrap();
