@@ -91,24 +91,15 @@ struct ParamArgs {
 
 impl ParamArgs {
     fn apply(&self, mut p: Params) -> Result<Params> {
-        for kv in &self.set {
+        for (i, kv) in self.set.iter().enumerate() {
             let (k, v) = kv
                 .split_once('=')
                 .with_context(|| format!("--set `{kv}`: expected NAME=VALUE"))?;
             if k.trim() == "variant" {
                 bail!("--set `{kv}`: the variant is chosen with --variant");
             }
-            if let Some(first) = self
-                .set
-                .iter()
-                .find(|o| o.split_once('=').map(|o| o.0.trim()) == Some(k.trim()))
-            {
-                if !std::ptr::eq(first, kv) {
-                    bail!(
-                        "--set `{kv}`: `{}` is already set by --set `{first}`",
-                        k.trim()
-                    );
-                }
+            if let Some((key, first)) = cpistack::run::earlier_set(&self.set, i) {
+                bail!("--set `{kv}`: `{key}` is already set by --set `{first}`");
             }
             p.set(k.trim(), v.trim())
                 .map_err(|e| anyhow::anyhow!("--set `{kv}`: {e}"))?;

@@ -55,19 +55,9 @@ impl MachineArgs {
             Some(p) => sim::Config::load(p)?,
             None => sim::Config::default(),
         };
-        for s in &self.set {
-            let key = |a: &str| a.split_once('=').map(|(k, _)| k.trim().to_string());
-            if let Some(first) = self
-                .set
-                .iter()
-                .find(|o| key(o).is_some() && key(o) == key(s))
-            {
-                if !std::ptr::eq(first, s) {
-                    anyhow::bail!(
-                        "configuration: --set `{s}`: `{}` is already set by --set `{first}`",
-                        key(s).unwrap_or_default()
-                    );
-                }
+        for (i, s) in self.set.iter().enumerate() {
+            if let Some((key, first)) = earlier_set(&self.set, i) {
+                bail!("configuration: --set `{s}`: `{key}` is already set by --set `{first}`");
             }
             // (the error names the assignment)
             cfg.set(s)?;
@@ -81,9 +71,9 @@ impl MachineArgs {
             return Err(match (&self.config, e) {
                 (Some(p), sim::SimError::Config(m)) => {
                     let with = if self.set.is_empty() {
-                        String::new()
+                        ""
                     } else {
-                        " with the --set overrides".to_string()
+                        " with the --set overrides"
                     };
                     sim::SimError::Config(format!("{}{with}: {m}", p.display())).into()
                 }
@@ -92,6 +82,18 @@ impl MachineArgs {
         }
         Ok(cfg)
     }
+}
+
+/// The key of `set[i]` (a `--set KEY=VALUE` option, `set` in command-line
+/// order) and the earlier assignment that set the same key, if any: a key
+/// given twice is refused rather than silently taking the last value.
+pub fn earlier_set(set: &[String], i: usize) -> Option<(&str, &str)> {
+    fn key(a: &str) -> Option<&str> {
+        a.split_once('=').map(|(k, _)| k.trim())
+    }
+    let k = key(&set[i])?;
+    let first = set[..i].iter().find(|o| key(o) == Some(k))?;
+    Some((k, first))
 }
 
 /// Arguments of `cpistack run`.

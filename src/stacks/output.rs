@@ -661,12 +661,12 @@ pub fn check_dir(dir: &Path) -> Result<()> {
     };
     let json: serde_json::Value =
         serde_json::from_str(&read("stacks.json")?).context("stacks.json: not JSON")?;
-    let studies = json["studies"]
+    let study_list = json["studies"]
         .as_array()
-        .context("stacks.json: no `studies` array")?
-        .len();
+        .context("stacks.json: no `studies` array")?;
+    let studies = study_list.len();
     ensure!(studies > 0, "stacks.json: no studies");
-    for (i, st) in json["studies"].as_array().into_iter().flatten().enumerate() {
+    for (i, st) in study_list.iter().enumerate() {
         let name = st["name"]
             .as_str()
             .with_context(|| format!("stacks.json: studies[{i}]: no `name`"))?;
