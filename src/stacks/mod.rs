@@ -765,9 +765,10 @@ pub fn cmd(args: &StacksArgs) -> Result<()> {
     check_dir(&args.out)?;
     print!("{}", output::text(&report));
     eprintln!(
-        "{} runs in {:.1} s; wrote stacks.csv, stacks.json, stacks.svg, errors.svg, penalties.csv, penalties.svg, index.html to {}",
+        "{} runs in {:.1} s; wrote {} to {}",
         report.runs,
         report.seconds,
+        OUTPUT_FILES.join(", "),
         args.out.display()
     );
     Ok(())

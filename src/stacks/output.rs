@@ -12,30 +12,39 @@ fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
     std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))
 }
 
-/// The files [`write_all`] writes.
-pub const OUTPUT_FILES: [&str; 7] = [
-    "stacks.csv",
-    "stacks.json",
-    "penalties.csv",
-    "stacks.svg",
-    "errors.svg",
-    "penalties.svg",
-    "index.html",
+/// Renders one output file's text.
+type Render = fn(&Report) -> Result<String>;
+
+/// Every output file and what renders it, in the order the run's last line
+/// names them.
+const OUTPUTS: [(&str, Render); 7] = [
+    ("stacks.csv", |r| Ok(stacks_csv(r))),
+    ("stacks.json", |r| {
+        Ok(serde_json::to_string_pretty(r)? + "\n")
+    }),
+    ("stacks.svg", |r| Ok(svg::stacks(r))),
+    ("errors.svg", |r| Ok(svg::errors(r))),
+    ("penalties.csv", |r| Ok(penalties_csv(r))),
+    ("penalties.svg", |r| Ok(svg::penalties(r))),
+    ("index.html", |r| Ok(html(r))),
 ];
+
+/// The files [`write_all`] writes.
+pub const OUTPUT_FILES: [&str; 7] = {
+    let mut names = [""; 7];
+    let mut i = 0;
+    while i < OUTPUTS.len() {
+        names[i] = OUTPUTS[i].0;
+        i += 1;
+    }
+    names
+};
 
 /// Write every output file into `dir` (which must exist).
 pub fn write_all(r: &Report, dir: &Path) -> Result<()> {
-    write(dir, "stacks.csv", &stacks_csv(r))?;
-    write(
-        dir,
-        "stacks.json",
-        &(serde_json::to_string_pretty(r)? + "\n"),
-    )?;
-    write(dir, "penalties.csv", &penalties_csv(r))?;
-    write(dir, "stacks.svg", &super::output::svg::stacks(r))?;
-    write(dir, "errors.svg", &svg::errors(r))?;
-    write(dir, "penalties.svg", &svg::penalties(r))?;
-    write(dir, "index.html", &html(r))?;
+    for (name, render) in OUTPUTS {
+        write(dir, name, &render(r)?)?;
+    }
     Ok(())
 }
 
