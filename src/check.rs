@@ -58,9 +58,10 @@ impl fmt::Display for Mismatch {
 
 impl std::error::Error for Mismatch {}
 
-/// One bundle as a compact single line (JSON).
+/// One bundle as a compact single line, as a JSONL stream holds it (the
+/// fields that differ from an idle counted cycle).
 pub fn bundle_line(ev: &CycleEvents) -> String {
-    serde_json::to_string(ev).unwrap_or_else(|_| format!("{ev:?}"))
+    events::stream::bundle_json(ev)
 }
 
 /// Bundles per parallel chunk of [`LockStep::run_batch`].

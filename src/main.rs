@@ -398,6 +398,26 @@ fn cmd_replay(a: &ReplayArgs) -> Result<()> {
     Ok(())
 }
 
+/// A protocol violation latched while replaying `path`: the latch's cycle,
+/// field and rule, then where the bundle is in the file and the bundle as a
+/// JSONL stream writes it (`ev`, when the caller still has it).
+fn violation(
+    path: &std::path::Path,
+    e: &events::ProtocolError,
+    ev: Option<&CycleEvents>,
+) -> anyhow::Error {
+    let mut msg = format!("{}: {e}", path.display());
+    // The bundle was read once, so finding it again fails only if the file
+    // changed meanwhile; the message then stays without the location.
+    if let Ok(Some(at)) = events::stream::locate(path, e.bundle) {
+        msg += &format!("; the bundle is at {at}");
+    }
+    if let Some(ev) = ev {
+        msg += &format!(": {}", events::stream::bundle_json(ev));
+    }
+    anyhow::anyhow!(msg)
+}
+
 /// Drive `units` (and their tracers) with every bundle of `stream`; returns
 /// the bundles replayed. Fails on a read error, a protocol violation or a
 /// lock-step difference, naming the file.
@@ -431,7 +451,8 @@ fn drive_replay(
                     l.run_batch(&batch).map_err(|m| anyhow::anyhow!("{m}"))?;
                 }
                 if let Some(e) = u.hw().view().error {
-                    bail!("{}: {e}", a.file.display());
+                    let ev = e.bundle.checked_sub(n).and_then(|i| batch.get(i as usize));
+                    return Err(violation(&a.file, &e, ev));
                 }
             }
             n += batch.len() as u64;
@@ -454,7 +475,7 @@ fn drive_replay(
                 hw::Tracer::cycle(&mut w.tracer, u.hw(), &ev);
             }
             if let Some(e) = u.hw().view().error {
-                return r.and(Err(anyhow::anyhow!("{}: {e}", a.file.display())));
+                return r.and(Err(violation(&a.file, &e, Some(&ev))));
             }
             r?;
         }
@@ -602,6 +623,68 @@ mod tests {
                 "README line {} of the example differs from the output",
                 k + 1
             );
+        }
+    }
+
+    /// A protocol violation in a replayed file names the latch's cycle, field
+    /// and rule, where the bundle is in the file and the bundle itself, in
+    /// both formats, stepped one bundle at a time and in `--check`'s batches
+    /// (the violation in the second batch, so that its index is not the
+    /// batch's).
+    #[test]
+    fn a_replayed_violation_points_at_the_bundle_in_the_file() {
+        use events::stream::{create, Format};
+        let idle = BATCH as u64 + 3;
+        let bad = CycleEvents {
+            retired: 3,
+            ..CycleEvents::default()
+        };
+        let header_len = events::stream::HEADER_LEN as u64;
+        let record = events::stream::RECORD_SIZE as u64;
+        for (fmt, ext, at) in [
+            // the header line, the comment, the idle lines, the dispatch
+            (
+                Format::Jsonl,
+                "jsonl",
+                format!("line {}", 1 + 1 + idle + 1 + 1),
+            ),
+            (
+                Format::Bin,
+                "bin",
+                format!("byte offset {}", header_len + (idle + 1) * record),
+            ),
+        ] {
+            let path = std::env::temp_dir()
+                .join(format!("cpistack-violation-{}.{ext}", std::process::id()));
+            let mut w = create(&path, fmt, &Params::default()).unwrap();
+            w.comment("idle cycles, one dispatch of 2, then 3 retire")
+                .unwrap();
+            for _ in 0..idle {
+                w.write(&CycleEvents::default()).unwrap();
+            }
+            w.write(&CycleEvents {
+                dispatched: 2,
+                ..CycleEvents::default()
+            })
+            .unwrap();
+            w.write(&bad).unwrap();
+            w.finish().unwrap();
+            let file = path.display().to_string();
+            for check in [&[][..], &["--check"][..]] {
+                let mut args = vec!["replay", file.as_str(), "--variant", "both"];
+                args.extend_from_slice(check);
+                let Cmd::Replay(a) = parse(&args).unwrap().cmd else {
+                    panic!("not a replay command");
+                };
+                let e = cmd_replay(&a).unwrap_err().to_string();
+                let want = format!(
+                    "{file}: protocol violation at cycle {} (bundle index from 0): field `retired`, rule 2 ({}); the bundle is at {at}: {{\"retired\":3}}",
+                    idle + 1,
+                    events::ProtocolError::rule_text(2)
+                );
+                assert_eq!(e, want, "{args:?}");
+            }
+            std::fs::remove_file(&path).unwrap();
         }
     }
 

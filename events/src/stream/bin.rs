@@ -497,6 +497,11 @@ impl<R: Read> BinReader<R> {
         &self.params
     }
 
+    /// The header's length in bytes: the byte offset of the first record.
+    pub fn header_len(&self) -> u64 {
+        self.header_len
+    }
+
     /// Move the unread bytes to the front and read more, until at least `want`
     /// bytes are buffered or the reader ends.
     fn fill(&mut self, want: usize) -> Result<(), StreamError> {

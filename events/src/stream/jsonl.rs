@@ -132,6 +132,17 @@ impl<W: Write> JsonlWriter<W> {
     }
 }
 
+/// One bundle as this format writes it, without the line end: the fields
+/// that differ from `CycleEvents::default()`, in declaration order (`{}` for an
+/// idle counted cycle). For messages that quote a bundle.
+pub fn bundle_json(ev: &CycleEvents) -> String {
+    let mut out = Vec::with_capacity(96);
+    encode_line(ev, &mut out);
+    out.pop();
+    // the encoder writes ASCII only
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// The compact line of one bundle (with its `\n`): the fields that differ from
 /// `CycleEvents::default()`, in declaration order.
 fn encode_line(ev: &CycleEvents, out: &mut Vec<u8>) {
@@ -242,6 +253,12 @@ impl<R: BufRead> JsonlReader<R> {
     /// The parameters from the header.
     pub fn params(&self) -> &Params {
         &self.params
+    }
+
+    /// The physical line number (from 1, comments included) of the last line
+    /// read: after a bundle is returned, that bundle's line.
+    pub fn line(&self) -> u64 {
+        self.line_no
     }
 
     /// The next line that is not a comment, without its line end.
@@ -418,7 +435,7 @@ fn parse_header(text: &str, line: u64) -> Result<Params, StreamError> {
 
 /// Parse one bundle line. serde is the definition of the language; when it fails,
 /// the line is examined field by field to name the field at fault.
-fn parse_bundle(text: &str, line: u64) -> Result<CycleEvents, StreamError> {
+pub(crate) fn parse_bundle(text: &str, line: u64) -> Result<CycleEvents, StreamError> {
     // Only an object is a bundle: serde would also take a struct from an array
     // (`[false,"l1i",3]`). The first byte decides, so the common path stays one parse.
     let first = text

@@ -32,7 +32,9 @@ pub use bin::{
     decode_bin, decode_records, encode_record, parse_header, BinReader, BinWriter, HEADER_LEN,
     MAGIC, RECORD_SIZE, VERSION as BIN_VERSION,
 };
-pub use jsonl::{JsonlReader, JsonlWriter, FORMAT_NAME, MAX_LINE, VERSION as JSONL_VERSION};
+pub use jsonl::{
+    bundle_json, JsonlReader, JsonlWriter, FORMAT_NAME, MAX_LINE, VERSION as JSONL_VERSION,
+};
 
 /// One of the two stream formats.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -194,7 +196,51 @@ pub type EventIter = Box<dyn Iterator<Item = Result<CycleEvents, StreamError>> +
 /// first byte `0x89`; `{`, `#` or whitespace for JSONL), else from the suffix
 /// (`.jsonl`/`.json`, `.bin`); otherwise [`StreamError::UnknownFormat`].
 pub fn open(path: impl AsRef<Path>) -> Result<(Params, EventIter), StreamError> {
-    let path = path.as_ref();
+    Ok(match open_reader(path.as_ref())? {
+        Reader::Jsonl(r) => (*r.params(), Box::new(r)),
+        Reader::Bin(r) => (*r.params(), Box::new(r)),
+    })
+}
+
+/// Where the bundle of index `index` (from 0) is in the stream file at `path`:
+/// its JSONL line or the byte offset of its binary record; `None` when the
+/// stream holds fewer bundles. It reads the file again up to that bundle (for
+/// messages that point into the file, such as a protocol violation's), and a
+/// read error before it is returned as it would be by [`open`].
+pub fn locate(path: impl AsRef<Path>, index: u64) -> Result<Option<Location>, StreamError> {
+    match open_reader(path.as_ref())? {
+        Reader::Jsonl(mut r) => {
+            for _ in 0..=index {
+                match r.next() {
+                    None => return Ok(None),
+                    Some(Err(e)) => return Err(e),
+                    Some(Ok(_)) => {}
+                }
+            }
+            Ok(Some(Location::Line(r.line())))
+        }
+        Reader::Bin(r) => {
+            let name = path.as_ref().display().to_string();
+            let len = std::fs::metadata(path.as_ref())
+                .map_err(|e| StreamError::io(&name, e))?
+                .len();
+            let at = index
+                .checked_mul(RECORD_SIZE as u64)
+                .and_then(|b| b.checked_add(r.header_len()));
+            Ok(at
+                .filter(|&a| a.saturating_add(RECORD_SIZE as u64) <= len)
+                .map(Location::Offset))
+        }
+    }
+}
+
+/// A reader of either format, its format told as [`open`] tells it.
+enum Reader {
+    Jsonl(JsonlReader<BufReader<File>>),
+    Bin(BinReader<BufReader<File>>),
+}
+
+fn open_reader(path: &Path) -> Result<Reader, StreamError> {
     let name = path.display().to_string();
     let file = File::open(path).map_err(|e| StreamError::io(&name, e))?;
     let mut rd = BufReader::with_capacity(1 << 16, file);
@@ -217,16 +263,10 @@ pub fn open(path: impl AsRef<Path>) -> Result<(Params, EventIter), StreamError> 
             }
         },
     };
-    match format {
-        Format::Jsonl => {
-            let r = JsonlReader::with_path(rd, &name)?;
-            Ok((*r.params(), Box::new(r)))
-        }
-        Format::Bin => {
-            let r = BinReader::with_path(rd, &name)?;
-            Ok((*r.params(), Box::new(r)))
-        }
-    }
+    Ok(match format {
+        Format::Jsonl => Reader::Jsonl(JsonlReader::with_path(rd, &name)?),
+        Format::Bin => Reader::Bin(BinReader::with_path(rd, &name)?),
+    })
 }
 
 const MAGIC_FIRST: u8 = MAGIC[0];

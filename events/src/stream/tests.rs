@@ -866,6 +866,86 @@ fn open_and_create_pick_the_format() {
     assert!(matches!(e, StreamError::Io { .. }), "{e}");
 }
 
+/// `locate` finds a bundle by its index: the physical JSONL line (header,
+/// comments and blank lines counted) and the binary record's byte offset;
+/// `None` past the last bundle. `bundle_json` quotes the bundle as the stream
+/// holds it, so the line at the location is the quoted text.
+#[test]
+fn locate_names_a_bundles_line_or_byte_offset() {
+    let seed = 0x5eed_0006;
+    println!("seed {seed:#x}");
+    let evs: Vec<_> = sample_bundles(seed).into_iter().take(40).collect();
+    let path = temp("locate.jsonl");
+    let mut w = create(&path, Format::Jsonl, &Params::default()).unwrap();
+    w.comment("two comment\nlines after the header").unwrap();
+    for (i, ev) in evs.iter().enumerate() {
+        if i == 10 {
+            w.comment("one more").unwrap();
+        }
+        w.write(ev).unwrap();
+    }
+    w.finish().unwrap();
+    // Blank lines and a CRLF line end count as lines too.
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text = text.replacen(
+        &format!("{}\n", bundle_json(&evs[20])),
+        &format!("\n  \n{}\r\n", bundle_json(&evs[20])),
+        1,
+    );
+    std::fs::write(&path, &text).unwrap();
+    let lines: Vec<&str> = text.split('\n').collect();
+    for (i, ev) in evs.iter().enumerate() {
+        // header 1, comments 2 (+1 from bundle 10), blank 2 before bundle 20
+        let want = 1 + 2 + i as u64 + 1 + u64::from(i >= 10) + 2 * u64::from(i >= 20);
+        assert_eq!(
+            locate(&path, i as u64).unwrap(),
+            Some(Location::Line(want)),
+            "bundle {i}"
+        );
+        assert_eq!(
+            lines[want as usize - 1].trim_end_matches('\r'),
+            bundle_json(ev),
+            "bundle {i}"
+        );
+    }
+    assert_eq!(locate(&path, evs.len() as u64).unwrap(), None);
+    assert_eq!(locate(&path, u64::MAX).unwrap(), None);
+
+    let bin = temp("locate.bin");
+    let mut w = create(&bin, Format::Bin, &Params::default()).unwrap();
+    for ev in &evs {
+        w.write(ev).unwrap();
+    }
+    w.finish().unwrap();
+    let bytes = std::fs::read(&bin).unwrap();
+    let (_, header_len) = parse_header(&bytes).unwrap();
+    for (i, ev) in evs.iter().enumerate() {
+        let at = header_len + i * RECORD_SIZE;
+        assert_eq!(
+            locate(&bin, i as u64).unwrap(),
+            Some(Location::Offset(at as u64))
+        );
+        assert_eq!(bytes[at..at + RECORD_SIZE], encode_record(ev), "bundle {i}");
+    }
+    assert_eq!(locate(&bin, evs.len() as u64).unwrap(), None);
+    assert_eq!(locate(&bin, u64::MAX).unwrap(), None);
+    // The idle counted cycle is the empty object, and reads back as itself.
+    assert_eq!(bundle_json(&CycleEvents::default()), "{}");
+    for ev in &evs {
+        assert_eq!(jsonl::parse_bundle(&bundle_json(ev), 1).unwrap(), *ev);
+    }
+    // A read error before the bundle is the reader's error.
+    let bad = temp("locate-bad.jsonl");
+    let mut broken: Vec<&str> = lines.clone();
+    broken[8] = "{\"retired\":"; // bundle 5's line
+    std::fs::write(&bad, broken.join("\n")).unwrap();
+    assert!(matches!(locate(&bad, 30), Err(StreamError::BadJson { .. })));
+    assert_eq!(locate(&bad, 4).unwrap(), Some(Location::Line(8)));
+    for p in [&path, &bin, &bad] {
+        std::fs::remove_file(p).unwrap();
+    }
+}
+
 #[test]
 fn writers_refuse_illegal_params() {
     let p = Params {
