@@ -686,7 +686,13 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
         "none" | "" => {}
         list => {
             for w in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-                out.push(Source::workload(w, args.seed)?);
+                let s = Source::workload(w, args.seed)?;
+                // a study is named by its source: a second one would repeat
+                // the first in every output and count twice in the averages
+                if out.iter().any(|o: &Source| o.name() == s.name()) {
+                    bail!("--workloads: `{w}` is named twice");
+                }
+                out.push(s);
             }
         }
     }
@@ -772,4 +778,62 @@ pub fn cmd(args: &StacksArgs) -> Result<()> {
         args.out.display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        a: StacksArgs,
+    }
+
+    fn sources_of(args: &[&str]) -> Result<Vec<Source>> {
+        let out = std::env::temp_dir().join(format!("cpistack-sources-{}", std::process::id()));
+        let out = out.display().to_string();
+        let cli = Cli::try_parse_from(
+            ["stacks", "--out", out.as_str()]
+                .into_iter()
+                .chain(args.iter().copied()),
+        )
+        .expect("the arguments parse");
+        sources(&cli.a)
+    }
+
+    /// A study is named by its source, so a source named twice is refused
+    /// (it would repeat in every output and count twice in the averages),
+    /// whether two workloads, two traces or a trace named as a workload is.
+    #[test]
+    fn a_source_named_twice_is_refused() {
+        let names = |a: &[&str]| -> Vec<String> {
+            sources_of(a)
+                .unwrap()
+                .iter()
+                .map(|s| s.name().to_string())
+                .collect()
+        };
+        assert_eq!(names(&["--workloads", " mlp, chase ,"]), ["mlp", "chase"]);
+        let e = sources_of(&["--workloads", "mlp,chase, mlp"]).unwrap_err();
+        assert_eq!(e.to_string(), "--workloads: `mlp` is named twice");
+
+        let dir = std::env::temp_dir().join(format!("cpistack-sources-t-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("b")).unwrap();
+        let a = dir.join("mlp.champsimtrace.xz");
+        let b = dir.join("b").join("mlp.champsimtrace.xz");
+        for f in [&a, &b] {
+            std::fs::write(f, b"").unwrap();
+        }
+        let (a, b) = (a.display().to_string(), b.display().to_string());
+        let e = sources_of(&["--workloads", "none", "--traces", &format!("{a},{b}")]).unwrap_err();
+        assert!(
+            e.to_string().contains(&format!("as the trace {a} is")),
+            "{e}"
+        );
+        let e = sources_of(&["--workloads", "mlp", "--trace", &a]).unwrap_err();
+        assert!(e.to_string().contains("as the workload is"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
