@@ -203,6 +203,7 @@ struct BenchArgs {
 }
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = Cli::parse();
     let r = match &cli.cmd {
         Cmd::Check(a) => cmd_check(a),
@@ -222,6 +223,19 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Let a closed pipe end the program as it ends other Unix tools
+/// (`cpistack run --json | head`): quietly, by `SIGPIPE`. Rust ignores the
+/// signal, so that each write to the closed pipe fails instead, and `print!`
+/// panics on that failure.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first in `main`, before any other thread exists; it
+    // changes only the disposition of SIGPIPE back to the system default.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 
