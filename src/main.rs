@@ -421,9 +421,12 @@ fn violation(
     ev: Option<&CycleEvents>,
 ) -> anyhow::Error {
     let mut msg = format!("{}: {e}", path.display());
-    // The bundle was read once, so finding it again fails only if the file
-    // changed meanwhile; the message then stays without the location.
-    if let Ok(Some(at)) = events::stream::locate(path, e.bundle) {
+    // Only a regular file can be read again (a named pipe's second open would
+    // wait for a writer that has gone). Finding the bundle again then fails
+    // only if the file changed meanwhile; the message goes without the
+    // location in either case.
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    if let Some(Ok(Some(at))) = regular.then(|| events::stream::locate(path, e.bundle)) {
         msg += &format!("; the bundle is at {at}");
     }
     if let Some(ev) = ev {
@@ -644,11 +647,14 @@ mod tests {
     /// and rule, where the bundle is in the file and the bundle itself, in
     /// both formats, stepped one bundle at a time and in `--check`'s batches
     /// (the violation in the second batch, so that its index is not the
-    /// batch's).
+    /// batch's, and far enough into it that `run_batch` takes its two-thread
+    /// path). A named pipe is not read twice: the message goes without the
+    /// location.
     #[test]
     fn a_replayed_violation_points_at_the_bundle_in_the_file() {
         use events::stream::{create, Format};
-        let idle = BATCH as u64 + 3;
+        // enough bundles in the second batch for `run_batch`'s two threads
+        let idle = BATCH as u64 + 2 * cpistack::check::MIN_PAR as u64 + 3;
         let bad = CycleEvents {
             retired: 3,
             ..CycleEvents::default()
@@ -697,6 +703,33 @@ mod tests {
                     events::ProtocolError::rule_text(2)
                 );
                 assert_eq!(e, want, "{args:?}");
+            }
+            #[cfg(unix)]
+            if fmt == Format::Jsonl {
+                // the same stream through a named pipe: read once, no location
+                let fifo = path.with_extension("fifo");
+                let c = std::ffi::CString::new(fifo.display().to_string()).unwrap();
+                // SAFETY: a valid NUL-terminated path; mkfifo only creates it.
+                assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+                let bytes = std::fs::read(&path).unwrap();
+                let w = fifo.clone();
+                std::thread::spawn(move || std::fs::write(w, bytes));
+                let name = fifo.display().to_string();
+                let Cmd::Replay(a) = parse(&["replay", name.as_str()]).unwrap().cmd else {
+                    panic!("not a replay command");
+                };
+                let (tx, rx) = std::sync::mpsc::channel();
+                std::thread::spawn(move || tx.send(cmd_replay(&a).unwrap_err().to_string()));
+                let e = rx
+                    .recv_timeout(std::time::Duration::from_secs(60))
+                    .expect("replay of a named pipe finishes (it must not open it twice)");
+                let want = format!(
+                    "{name}: protocol violation at cycle {} (bundle index from 0): field `retired`, rule 2 ({}): {{\"retired\":3}}",
+                    idle + 1,
+                    events::ProtocolError::rule_text(2)
+                );
+                assert_eq!(e, want);
+                std::fs::remove_file(&fifo).unwrap();
             }
             std::fs::remove_file(&path).unwrap();
         }

@@ -204,9 +204,12 @@ pub fn open(path: impl AsRef<Path>) -> Result<(Params, EventIter), StreamError> 
 
 /// Where the bundle of index `index` (from 0) is in the stream file at `path`:
 /// its JSONL line or the byte offset of its binary record; `None` when the
-/// stream holds fewer bundles. It reads the file again up to that bundle (for
-/// messages that point into the file, such as a protocol violation's), and a
-/// read error before it is returned as it would be by [`open`].
+/// stream holds fewer bundles. For messages that point into a file already
+/// read, such as a protocol violation's; `path` must be a regular file (it is
+/// opened again). JSONL: the file is read again up to that bundle, and a read
+/// error before it is returned as the reader returns it. Binary: only the
+/// header and the file's length are read (the records before it are not
+/// decoded again).
 pub fn locate(path: impl AsRef<Path>, index: u64) -> Result<Option<Location>, StreamError> {
     match open_reader(path.as_ref())? {
         Reader::Jsonl(mut r) => {
