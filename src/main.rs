@@ -301,8 +301,12 @@ fn cmd_gen(a: &GenArgs) -> Result<()> {
         Some(Format::Bin) => events::stream::Format::Bin,
         None => events::stream::Format::from_path(&a.output).unwrap_or(events::stream::Format::Bin),
     };
-    let mut w = events::stream::create(&a.output, fmt, &p)
-        .map_err(|e| stream_error("creating", &a.output, e))?;
+    // as `run --events`: the directory is made if missing, and the stream is
+    // written to FILE.part until it is complete (then moved to FILE)
+    cpistack::paths::output_file(&a.output, "-o")?;
+    let part = cpistack::paths::part_path(&a.output);
+    let mut w =
+        events::stream::create(&part, fmt, &p).map_err(|e| stream_error("creating", &part, e))?;
     // (JSON Lines only; a binary stream has no comments)
     let mix = a.mix.to_possible_value().map(|v| v.get_name().to_string());
     w.comment(&format!(
@@ -315,6 +319,7 @@ fn cmd_gen(a: &GenArgs) -> Result<()> {
         w.write(&ev)?;
     }
     w.finish()?;
+    cpistack::paths::move_into_place(&a.output, "-o")?;
     eprintln!(
         "wrote {} cycles (seed {}) to {}",
         a.cycles,
@@ -733,6 +738,50 @@ mod tests {
             }
             std::fs::remove_file(&path).unwrap();
         }
+    }
+
+    /// `gen -o` makes the file's directory, writes through `FILE.part` (none
+    /// left behind), and writes a named pipe directly (`gen -o /dev/stdout |
+    /// cpistack replay /dev/stdin`); the stream read back is the generator's.
+    #[test]
+    fn gen_writes_files_and_pipes() {
+        let dir = std::env::temp_dir().join(format!("cpistack-gen-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let file = dir.join("new").join("s.bin");
+        let want: Vec<CycleEvents> = Generator::new(Params::default(), Mix::Realistic.config(), 9)
+            .take(3000)
+            .collect();
+        let gen = |out: &std::path::Path| {
+            let o = out.display().to_string();
+            let Cmd::Gen(a) = parse(&["gen", "--seed", "9", "--cycles", "3000", "-o", &o])
+                .unwrap()
+                .cmd
+            else {
+                panic!("not a gen command");
+            };
+            cmd_gen(&a)
+        };
+        gen(&file).unwrap();
+        let read = |bytes: &[u8]| events::stream::decode_bin(bytes).unwrap().1;
+        assert_eq!(read(&std::fs::read(&file).unwrap()), want);
+        assert_eq!(
+            std::fs::read_dir(file.parent().unwrap()).unwrap().count(),
+            1,
+            "only s.bin"
+        );
+        #[cfg(unix)]
+        {
+            let fifo = dir.join("p.bin");
+            let c = std::ffi::CString::new(fifo.display().to_string()).unwrap();
+            // SAFETY: a valid NUL-terminated path; mkfifo only creates it.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+            let f = fifo.clone();
+            let reader = std::thread::spawn(move || std::fs::read(f).unwrap());
+            gen(&fifo).unwrap();
+            assert_eq!(read(&reader.join().unwrap()), want);
+            assert!(!dir.join("p.bin.part").exists());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -30,17 +30,40 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 
 /// `FILE` -> `FILE.part`: where an output is written until it is complete
 /// (then moved to `FILE`), so that a failed or killed run leaves no
-/// complete-looking `FILE`.
+/// complete-looking `FILE`. A `FILE` that exists and is neither a regular
+/// file nor a directory (a named pipe, `/dev/stdout`, a device) is written
+/// directly: a rename would replace it, and its reader waits on it.
 pub fn part_path(path: &Path) -> std::path::PathBuf {
+    if written_directly(path) {
+        return path.to_path_buf();
+    }
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".part");
     path.with_file_name(name)
 }
 
-/// Move the finished `path.part` ([`part_path`]) to `path`; the error names
-/// both and the output (`what`).
+/// `path` exists and is a named pipe, a device or a socket (links followed).
+fn written_directly(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// Remove the unfinished `path.part` of a failed output, if there is one
+/// (never a `path` written directly, [`part_path`]).
+pub fn remove_part(path: &Path) {
+    let part = part_path(path);
+    if part != path {
+        let _ = std::fs::remove_file(part);
+    }
+}
+
+/// Move the finished `path.part` ([`part_path`]) to `path` (nothing to do
+/// for a `path` written directly); the error names both and the output
+/// (`what`).
 pub fn move_into_place(path: &Path, what: &str) -> Result<()> {
     let part = part_path(path);
+    if part == path {
+        return Ok(());
+    }
     std::fs::rename(&part, path).with_context(|| {
         format!(
             "{what}: moving the finished {} to {}",
@@ -128,12 +151,44 @@ pub fn create_parent(path: &Path, what: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(unix)]
+    use std::os::unix::fs::FileTypeExt;
 
     fn tmp(name: &str) -> std::path::PathBuf {
         let d = std::env::temp_dir().join(format!("cpistack-paths-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    /// A regular (or missing) output goes through `FILE.part`; a named pipe
+    /// is written directly, and neither moving into place nor removing the
+    /// part touches it.
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_is_written_directly() {
+        let d = tmp("fifo");
+        let plain = d.join("a.bin");
+        assert_eq!(part_path(&plain), d.join("a.bin.part"));
+        std::fs::write(&plain, b"x").unwrap();
+        assert_eq!(part_path(&plain), d.join("a.bin.part"));
+        let fifo = d.join("p.bin");
+        let c = std::ffi::CString::new(fifo.display().to_string()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates it.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+        assert_eq!(part_path(&fifo), fifo);
+        move_into_place(&fifo, "-o").unwrap();
+        remove_part(&fifo);
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+        // a failed regular output's part is removed, the earlier file kept
+        std::fs::write(part_path(&plain), b"partial").unwrap();
+        remove_part(&plain);
+        assert!(!part_path(&plain).exists());
+        assert_eq!(std::fs::read(&plain).unwrap(), b"x");
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

@@ -1183,7 +1183,7 @@ impl Traced {
                 Ok(self.path)
             }
             Err(e) => {
-                let _ = std::fs::remove_file(crate::paths::part_path(&self.path));
+                crate::paths::remove_part(&self.path);
                 Err(anyhow::anyhow!(
                     "{}: {e} (no file written)",
                     self.path.display()
