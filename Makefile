@@ -95,9 +95,10 @@ clean:
 	$(CARGO) clean
 
 ## stacks-smoke: `cpistack stacks` end to end on a few workloads and few
-## instructions, then the output checker (CSV columns, JSON summary, SVG XML, HTML).
+## instructions, then the output checker (CSV columns, JSON summary, SVG XML, HTML,
+## and the numbers of the files agreeing with each other).
 stacks-smoke: release
-	$(BIN) stacks --workloads balanced,icache,mlp,branchy --instructions 40000 --warmup 20000 --out target/stacks-smoke > /dev/null
+	$(BIN) stacks --workloads balanced,icache,mlp,branchy --traces $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz --instructions 40000 --warmup 20000 --out target/stacks-smoke > /dev/null
 	$(BIN) stacks --check-only --out target/stacks-smoke
 	! $(BIN) stacks --workloads nosuch --out target/stacks-smoke 2>/dev/null
 

@@ -656,7 +656,8 @@ pub struct StacksArgs {
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Run nothing: check that `--out` holds a complete, well-formed set of
-    /// outputs (the only other option it takes is `--out`).
+    /// outputs whose numbers agree with each other (the only other option it
+    /// takes is `--out`).
     #[arg(long, conflicts_with_all = ["workloads", "traces", "trace", "instructions", "warmup", "seed", "jobs", "set", "config", "ideal"])]
     pub check_only: bool,
     #[command(flatten)]
@@ -737,7 +738,7 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
 pub fn cmd(args: &StacksArgs) -> Result<()> {
     if args.check_only {
         check_dir(&args.out)?;
-        println!("{}: complete and well-formed", args.out.display());
+        println!("{}: complete, well-formed and consistent", args.out.display());
         return Ok(());
     }
     let cfg = args.machine.build()?;

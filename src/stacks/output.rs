@@ -694,14 +694,7 @@ pub fn check_dir(dir: &Path) -> Result<()> {
             );
         }
     }
-    for m in COMPARED {
-        for k in ["avg_error_pp", "max_error_pp"] {
-            ensure!(
-                json["summary"][m][k].is_number(),
-                "stacks.json: summary.{m}.{k} missing"
-            );
-        }
-    }
+    check_consistent(&json, study_list)?;
     for (file, header, rows) in [
         (
             "stacks.csv",
@@ -729,6 +722,9 @@ pub fn check_dir(dir: &Path) -> Result<()> {
             n += 1;
         }
         ensure!(n == rows, "{file}: {n} rows, expected {rows}");
+        if file == "stacks.csv" {
+            check_stacks_csv(&text, study_list)?;
+        }
     }
     for file in ["stacks.svg", "errors.svg", "penalties.svg"] {
         let text = read(file)?;
@@ -749,6 +745,120 @@ pub fn check_dir(dir: &Path) -> Result<()> {
         "</html>",
     ] {
         ensure!(html.contains(needle), "index.html: `{needle}` missing");
+    }
+    Ok(())
+}
+
+/// Numbers that must agree up to the rounding of their sums.
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// `stacks.json` agrees with itself: each order of the reference adds up to
+/// the real run's cycles, each error is the largest gap between the method's
+/// and the reference's shares, and each summary is the average and maximum
+/// of those errors over its studies.
+fn check_consistent(json: &serde_json::Value, studies: &[serde_json::Value]) -> Result<()> {
+    use anyhow::ensure;
+    for st in studies {
+        let name = st["name"].as_str().unwrap_or_default();
+        let cycles = st["cycles"].as_u64().unwrap_or_default();
+        let stack = |m: &str| -> Result<super::Stack> {
+            let mut v = [0; NCOMP];
+            for (k, c) in COMPONENTS.iter().enumerate() {
+                v[k] = st["stacks"][m][c].as_i64().with_context(|| {
+                    format!("stacks.json: study `{name}`: stacks.{m}.{c} is not an integer")
+                })?;
+            }
+            Ok(v)
+        };
+        let reference = stack("reference")?;
+        for m in ["reference", "reference_inverse"] {
+            let sum: i64 = stack(m)?.iter().sum();
+            ensure!(
+                sum == cycles as i64,
+                "stacks.json: study `{name}`: the components of {m} add up to {sum}, not to the run's {cycles} cycles"
+            );
+        }
+        for m in COMPARED {
+            let want = super::error_pp(&stack(m)?, &reference, cycles);
+            let got = st["errors_pp"][m].as_f64().unwrap_or(f64::NAN);
+            ensure!(
+                close(got, want),
+                "stacks.json: study `{name}`: errors_pp.{m} is {got}, but its stack against the reference gives {want}"
+            );
+        }
+    }
+    for (key, kind) in [
+        ("summary", None),
+        ("summary_workloads", Some("workload")),
+        ("summary_traces", Some("trace")),
+    ] {
+        let of: Vec<&serde_json::Value> = studies
+            .iter()
+            .filter(|st| kind.is_none_or(|k| st["kind"] == k))
+            .collect();
+        if of.is_empty() {
+            ensure!(
+                json[key].as_object().is_some_and(|o| o.is_empty()),
+                "stacks.json: {key} should be empty: no study is counted in it"
+            );
+            continue;
+        }
+        for m in COMPARED {
+            let e: Vec<f64> = of
+                .iter()
+                .map(|st| st["errors_pp"][m].as_f64().unwrap_or(f64::NAN))
+                .collect();
+            let avg = e.iter().sum::<f64>() / e.len() as f64;
+            let max = e.iter().copied().fold(0.0, f64::max);
+            for (k, want) in [("avg_error_pp", avg), ("max_error_pp", max)] {
+                let got = json[key][m][k].as_f64();
+                ensure!(
+                    got.is_some_and(|g| close(g, want)),
+                    "stacks.json: {key}.{m}.{k} is {}, but the studies' errors give {want}",
+                    json[key][m][k]
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `stacks.csv` holds what `stacks.json` does: per study, method and
+/// component the cycles, and the shares and errors rounded as written.
+fn check_stacks_csv(text: &str, studies: &[serde_json::Value]) -> Result<()> {
+    use anyhow::ensure;
+    let mut rows = text.lines().skip(1);
+    for st in studies {
+        let name = st["name"].as_str().unwrap_or_default();
+        let cycles = st["cycles"].as_u64().unwrap_or_default().max(1) as f64;
+        for m in METHODS {
+            let err = st["errors_pp"][m]
+                .as_f64()
+                .map(|e| format!("{e:.3}"))
+                .unwrap_or_default();
+            for c in COMPONENTS {
+                let line = rows.next().unwrap_or_default();
+                let n = st["stacks"][m][c].as_i64().unwrap_or_default();
+                let r = st["stacks"]["reference"][c].as_i64().unwrap_or_default();
+                let share = |v: i64| format!("{:.3}", 100.0 * v as f64 / cycles);
+                let f: Vec<&str> = line.split(',').collect();
+                let want = [
+                    name,
+                    st["kind"].as_str().unwrap_or_default(),
+                    m,
+                    c,
+                    &n.to_string(),
+                ];
+                ensure!(
+                    f[..5] == want && f[6] == share(n) && f[7] == share(r) && f[8] == err,
+                    "stacks.csv: the row `{line}` does not match stacks.json (study `{name}`, {m}, {c}: cycles {n}, share {}, reference share {}, error `{err}`)",
+                    share(n),
+                    share(r)
+                );
+            }
+        }
     }
     Ok(())
 }

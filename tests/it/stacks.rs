@@ -454,6 +454,56 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
     std::fs::write(dir.join("stacks.csv"), cut.join("\n")).unwrap();
     let e = stacks::check_dir(&dir).unwrap_err().to_string();
     assert!(e.contains("stacks.csv"), "{e}");
+    std::fs::write(dir.join("stacks.csv"), &csv).unwrap();
+    // damage that keeps the files well-formed: numbers that disagree
+    let edit_json = |f: &dyn Fn(&mut serde_json::Value), needle: &str| {
+        let mut j = json.clone();
+        f(&mut j);
+        std::fs::write(dir.join("stacks.json"), j.to_string()).unwrap();
+        let e = stacks::check_dir(&dir).unwrap_err().to_string();
+        assert!(e.contains(needle), "{needle}: {e}");
+    };
+    edit_json(
+        &|j| j["summary"]["fmt"]["max_error_pp"] = 99.0.into(),
+        "summary.fmt.max_error_pp is 99",
+    );
+    edit_json(
+        &|j| j["summary_workloads"]["power5"]["avg_error_pp"] = 0.5.into(),
+        "summary_workloads.power5.avg_error_pp",
+    );
+    edit_json(
+        &|j| j["summary_traces"]["fmt"] = serde_json::json!({"avg_error_pp": 1.0}),
+        "summary_traces should be empty",
+    );
+    edit_json(
+        &|j| {
+            let e = j["studies"][1]["errors_pp"]["sfmt"].as_f64().unwrap();
+            j["studies"][1]["errors_pp"]["sfmt"] = (e + 0.01).into();
+        },
+        "study `mlp`: errors_pp.sfmt",
+    );
+    edit_json(
+        &|j| {
+            let b = j["studies"][0]["stacks"]["reference_inverse"]["base"]
+                .as_i64()
+                .unwrap();
+            j["studies"][0]["stacks"]["reference_inverse"]["base"] = (b + 1).into();
+        },
+        "the components of reference_inverse add up to",
+    );
+    std::fs::write(dir.join("stacks.json"), json.to_string()).unwrap();
+    stacks::check_dir(&dir).unwrap();
+    // a row whose cycles differ from the JSON's (the last row: mlp, power5, longlat)
+    let last = csv.lines().last().unwrap();
+    let f: Vec<&str> = last.split(',').collect();
+    let bumped = format!("{}", f[4].parse::<i64>().unwrap() + 1);
+    let row = [&f[..4], &[bumped.as_str()], &f[5..]].concat().join(",");
+    std::fs::write(dir.join("stacks.csv"), csv.replace(last, &row)).unwrap();
+    let e = stacks::check_dir(&dir).unwrap_err().to_string();
+    assert!(
+        e.contains("does not match stacks.json (study `mlp`, power5, longlat"),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).ok();
     assert!(stacks::xml_well_formed("<svg><g></svg>").is_err());
     assert!(stacks::xml_well_formed("<svg a=\"1\"><g/></svg>").is_ok());
