@@ -738,7 +738,10 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
 pub fn cmd(args: &StacksArgs) -> Result<()> {
     if args.check_only {
         check_dir(&args.out)?;
-        println!("{}: complete, well-formed and consistent", args.out.display());
+        println!(
+            "{}: complete, well-formed and consistent",
+            args.out.display()
+        );
         return Ok(());
     }
     let cfg = args.machine.build()?;

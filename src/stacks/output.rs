@@ -863,74 +863,10 @@ fn check_stacks_csv(text: &str, studies: &[serde_json::Value]) -> Result<()> {
     Ok(())
 }
 
-/// A small well-formedness check of XML without DTDs: tags nest and close,
-/// attribute values are quoted, `&` starts an entity.
+/// Whether `s` is well-formed XML (the `roxmltree` parser: tags nest and
+/// close, attributes are quoted, entities are defined, one root element).
 pub fn xml_well_formed(s: &str) -> std::result::Result<(), String> {
-    let b = s.as_bytes();
-    let mut stack: Vec<&str> = Vec::new();
-    let mut i = 0;
-    let mut roots = 0;
-    while i < b.len() {
-        match b[i] {
-            b'<' => {
-                let end = s[i..]
-                    .find('>')
-                    .ok_or(format!("unclosed tag at byte {i}"))?
-                    + i;
-                let tag = &s[i + 1..end];
-                if let Some(name) = tag.strip_prefix('/') {
-                    let open = stack.pop().ok_or(format!("stray </{name}> at byte {i}"))?;
-                    if open != name.trim() {
-                        return Err(format!("<{open}> closed by </{name}> at byte {i}"));
-                    }
-                } else if tag.starts_with('?') || tag.starts_with('!') {
-                } else {
-                    let self_closing = tag.ends_with('/');
-                    let body = tag.trim_end_matches('/');
-                    let name = body.split_whitespace().next().unwrap_or("");
-                    if name.is_empty() {
-                        return Err(format!("empty tag at byte {i}"));
-                    }
-                    // attributes: name="value" pairs
-                    let mut rest = body[name.len()..].trim();
-                    while !rest.is_empty() {
-                        let eq = rest
-                            .find('=')
-                            .ok_or(format!("attribute without value in <{name}>"))?;
-                        let after = rest[eq + 1..].trim_start();
-                        let q = after.chars().next().ok_or("attribute value missing")?;
-                        if q != '"' && q != '\'' {
-                            return Err(format!("unquoted attribute in <{name}>"));
-                        }
-                        let close = after[1..]
-                            .find(q)
-                            .ok_or(format!("unterminated attribute in <{name}>"))?;
-                        rest = after[close + 2..].trim_start();
-                    }
-                    if stack.is_empty() {
-                        roots += 1;
-                    }
-                    if !self_closing {
-                        stack.push(name);
-                    }
-                }
-                i = end + 1;
-            }
-            b'&' => {
-                let semi = s[i..].find(';').ok_or(format!("bare & at byte {i}"))?;
-                if semi > 10 {
-                    return Err(format!("bare & at byte {i}"));
-                }
-                i += semi + 1;
-            }
-            _ => i += 1,
-        }
-    }
-    if let Some(open) = stack.pop() {
-        return Err(format!("<{open}> never closed"));
-    }
-    if roots != 1 {
-        return Err(format!("{roots} root elements"));
-    }
-    Ok(())
+    roxmltree::Document::parse(s)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
