@@ -724,6 +724,8 @@ pub fn check_dir(dir: &Path) -> Result<()> {
         ensure!(n == rows, "{file}: {n} rows, expected {rows}");
         if file == "stacks.csv" {
             check_stacks_csv(&text, study_list)?;
+        } else {
+            check_penalties_csv(&text, study_list)?;
         }
     }
     for file in ["stacks.svg", "errors.svg", "penalties.svg"] {
@@ -858,6 +860,47 @@ fn check_stacks_csv(text: &str, studies: &[serde_json::Value]) -> Result<()> {
                     share(r)
                 );
             }
+        }
+    }
+    Ok(())
+}
+
+/// `penalties.csv` holds what `stacks.json` does: per study and method the
+/// penalty per event (empty where the method saw no event), rounded to 3
+/// decimals, and the overlap share, which is the overlap cycles over the run's.
+fn check_penalties_csv(text: &str, studies: &[serde_json::Value]) -> Result<()> {
+    use anyhow::ensure;
+    let mut rows = text.lines().skip(1);
+    let near = |field: &str, v: &serde_json::Value| match (field, v.as_f64()) {
+        ("", None) => true,
+        (f, Some(x)) => f
+            .parse::<f64>()
+            .is_ok_and(|y| (x - y).abs() <= 0.0005 + 1e-9 * x.abs()),
+        _ => false,
+    };
+    for st in studies {
+        let name = st["name"].as_str().unwrap_or_default();
+        let o = &st["overlap"];
+        let fraction = o["fraction"].as_f64().unwrap_or(f64::NAN);
+        let (ov, cy) = (o["overlap_cycles"].as_f64(), o["cycles"].as_f64());
+        ensure!(
+            ov.zip(cy)
+                .is_some_and(|(ov, cy)| close(fraction, ov / cy.max(1.0))),
+            "stacks.json: study `{name}`: overlap.fraction is {fraction}, not overlap_cycles / cycles"
+        );
+        for m in METHODS {
+            let line = rows.next().unwrap_or_default();
+            let f: Vec<&str> = line.split(',').collect();
+            let p = &st["penalties"][m];
+            ensure!(
+                f[..3] == [name, st["kind"].as_str().unwrap_or_default(), m]
+                    && near(f[3], &p["l1i"])
+                    && near(f[4], &p["bpred"])
+                    && near(f[5], &p["l2d"])
+                    && near(f[6], &(100.0 * fraction).into()),
+                "penalties.csv: the row `{line}` does not match stacks.json (study `{name}`, {m}: penalties {p}, overlap {:.3} %)",
+                100.0 * fraction
+            );
         }
     }
     Ok(())

@@ -491,7 +491,28 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
         },
         "the components of reference_inverse add up to",
     );
+    edit_json(
+        &|j| j["studies"][1]["overlap"]["fraction"] = 0.5.into(),
+        "study `mlp`: overlap.fraction is 0.5",
+    );
     std::fs::write(dir.join("stacks.json"), json.to_string()).unwrap();
+    stacks::check_dir(&dir).unwrap();
+    // a penalty that differs from the JSON's by more than its rounding
+    let pen = std::fs::read_to_string(dir.join("penalties.csv")).unwrap();
+    let row = pen
+        .lines()
+        .find(|l| l.starts_with("mlp,workload,fmt,"))
+        .unwrap();
+    let f: Vec<&str> = row.split(',').collect();
+    let moved = format!("{:.3}", f[4].parse::<f64>().unwrap() + 0.002);
+    let damaged = [&f[..4], &[moved.as_str()], &f[5..]].concat().join(",");
+    std::fs::write(dir.join("penalties.csv"), pen.replace(row, &damaged)).unwrap();
+    let e = stacks::check_dir(&dir).unwrap_err().to_string();
+    assert!(
+        e.contains("penalties.csv: the row `mlp,workload,fmt,"),
+        "{e}"
+    );
+    std::fs::write(dir.join("penalties.csv"), &pen).unwrap();
     stacks::check_dir(&dir).unwrap();
     // a row whose cycles differ from the JSON's (the last row: mlp, power5, longlat)
     let last = csv.lines().last().unwrap();
