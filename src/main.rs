@@ -144,7 +144,9 @@ struct GenArgs {
     seed: u64,
     #[arg(long, default_value_t = 10_000)]
     cycles: u64,
-    /// Output file.
+    /// Output file. Its directory is made if missing; it is written to
+    /// FILE.part and moved to FILE when complete, and a named pipe (such as
+    /// /dev/stdout) is written directly.
     #[arg(short = 'o', long = "output")]
     output: PathBuf,
     /// File format (default: by suffix: `.jsonl` or `.json` is JSON Lines, anything else binary).
@@ -163,7 +165,8 @@ struct GenArgs {
 
 #[derive(clap::Args)]
 struct ReplayArgs {
-    /// Stream file (JSON Lines or binary; detected from its content).
+    /// Stream file (JSON Lines or binary; detected from its content). A
+    /// named pipe works too (`cpistack gen -o /dev/stdout | cpistack replay /dev/stdin`).
     file: PathBuf,
     /// Variant(s) to drive (default: the one in the file's header).
     #[arg(long, value_enum)]
