@@ -32,14 +32,28 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 /// (then moved to `FILE`), so that a failed or killed run leaves no
 /// complete-looking `FILE`. A `FILE` that exists and is neither a regular
 /// file nor a directory (a named pipe, `/dev/stdout`, a device) is written
-/// directly: a rename would replace it, and its reader waits on it.
+/// directly: a rename would replace it, and its reader waits on it. A
+/// `FILE` that is a symbolic link is written beside the file it points to,
+/// and that file is replaced (the link is kept).
 pub fn part_path(path: &Path) -> std::path::PathBuf {
     if written_directly(path) {
         return path.to_path_buf();
     }
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    let t = target(path);
+    let mut name = t.file_name().unwrap_or_default().to_os_string();
     name.push(".part");
-    path.with_file_name(name)
+    t.with_file_name(name)
+}
+
+/// Where an output `path` ends up: the file a symbolic link points to (links
+/// followed), else `path` itself (a dangling link too).
+fn target(path: &Path) -> std::path::PathBuf {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+        }
+        _ => path.to_path_buf(),
+    }
 }
 
 /// `path` exists and is a named pipe, a device or a socket (links followed).
@@ -56,15 +70,15 @@ pub fn remove_part(path: &Path) {
     }
 }
 
-/// Move the finished `path.part` ([`part_path`]) to `path` (nothing to do
-/// for a `path` written directly); the error names both and the output
-/// (`what`).
+/// Move the finished `path.part` ([`part_path`]) to `path`, or to the file
+/// `path` links to (nothing to do for a `path` written directly); the error
+/// names both and the output (`what`).
 pub fn move_into_place(path: &Path, what: &str) -> Result<()> {
     let part = part_path(path);
     if part == path {
         return Ok(());
     }
-    std::fs::rename(&part, path).with_context(|| {
+    std::fs::rename(&part, target(path)).with_context(|| {
         format!(
             "{what}: moving the finished {} to {}",
             part.display(),
@@ -163,7 +177,8 @@ mod tests {
 
     /// A regular (or missing) output goes through `FILE.part`; a named pipe
     /// is written directly, and neither moving into place nor removing the
-    /// part touches it.
+    /// part touches it; a symbolic link keeps pointing at its file, which is
+    /// replaced.
     #[cfg(unix)]
     #[test]
     fn a_named_pipe_is_written_directly() {
@@ -188,6 +203,25 @@ mod tests {
         remove_part(&plain);
         assert!(!part_path(&plain).exists());
         assert_eq!(std::fs::read(&plain).unwrap(), b"x");
+        // a link to a regular file: the part goes beside the file, which is
+        // replaced, and the link stays a link
+        let link = d.join("sub").join("link.bin");
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&plain, &link).unwrap();
+        let canon = std::fs::canonicalize(&plain).unwrap();
+        assert_eq!(part_path(&link), canon.with_file_name("a.bin.part"));
+        std::fs::write(part_path(&link), b"new").unwrap();
+        move_into_place(&link, "--vcd").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&plain).unwrap(), b"new");
+        assert!(!canon.with_file_name("a.bin.part").exists());
+        // a dangling link is replaced by the file
+        let dangling = d.join("dangling.bin");
+        std::os::unix::fs::symlink(d.join("nowhere"), &dangling).unwrap();
+        assert_eq!(part_path(&dangling), d.join("dangling.bin.part"));
         std::fs::remove_dir_all(&d).unwrap();
     }
 
