@@ -203,6 +203,9 @@ fn encode_line(ev: &CycleEvents, out: &mut Vec<u8>) {
     out.extend_from_slice(b"}\n");
 }
 
+/// The UTF-8 byte-order mark, ignored at the start of a JSONL file.
+pub(crate) const BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// Streaming reader of the JSONL format. Memory is one line.
 pub struct JsonlReader<R> {
     inner: R,
@@ -278,6 +281,11 @@ impl<R: BufRead> JsonlReader<R> {
             }
             if self.buf.last() == Some(&b'\r') {
                 self.buf.pop();
+            }
+            // a UTF-8 byte-order mark before the first line (editors on
+            // Windows write one) is not part of the text
+            if self.line_no == 1 && self.buf.starts_with(BOM) {
+                self.buf.drain(..BOM.len());
             }
             if self.buf.len() > MAX_LINE {
                 return Err(StreamError::LineTooLong {

@@ -193,7 +193,7 @@ pub type EventIter = Box<dyn Iterator<Item = Result<CycleEvents, StreamError>> +
 /// Open a stream file for reading; return its parameters and its bundles.
 ///
 /// The format is taken from the content when it is recognisable (the binary magic's
-/// first byte `0x89`; `{`, `#` or whitespace for JSONL), else from the suffix
+/// first byte `0x89`; `{`, `#`, whitespace or a UTF-8 byte-order mark for JSONL), else from the suffix
 /// (`.jsonl`/`.json`, `.bin`); otherwise [`StreamError::UnknownFormat`].
 pub fn open(path: impl AsRef<Path>) -> Result<(Params, EventIter), StreamError> {
     Ok(match open_reader(path.as_ref())? {
@@ -247,13 +247,11 @@ fn open_reader(path: &Path) -> Result<Reader, StreamError> {
     let name = path.display().to_string();
     let file = File::open(path).map_err(|e| StreamError::io(&name, e))?;
     let mut rd = BufReader::with_capacity(1 << 16, file);
-    let first = rd
-        .fill_buf()
-        .map_err(|e| StreamError::io(&name, e))?
-        .first()
-        .copied();
+    let head = rd.fill_buf().map_err(|e| StreamError::io(&name, e))?;
+    let (first, bom) = (head.first().copied(), head.starts_with(jsonl::BOM));
     let format = match first {
         Some(MAGIC_FIRST) => Format::Bin,
+        _ if bom => Format::Jsonl,
         Some(b'{' | b'#' | b' ' | b'\t' | b'\r' | b'\n') => Format::Jsonl,
         _ => match Format::from_path(path) {
             Some(f) => f,

@@ -946,6 +946,40 @@ fn locate_names_a_bundles_line_or_byte_offset() {
     }
 }
 
+/// A UTF-8 byte-order mark before the header (as Windows editors write it)
+/// is ignored, whatever the suffix, CRLF line ends too; one anywhere else is
+/// an error of its line.
+#[test]
+fn a_byte_order_mark_before_the_header_is_ignored() {
+    let seed = 0x5eed_0007;
+    println!("seed {seed:#x}");
+    let evs: Vec<_> = sample_bundles(seed).into_iter().take(30).collect();
+    let text = to_jsonl(&Params::default(), &evs);
+    let crlf = String::from_utf8(text.clone())
+        .unwrap()
+        .replace('\n', "\r\n");
+    for (name, body) in [("bom.jsonl", text.clone()), ("bom.data", crlf.into_bytes())] {
+        let path = temp(name);
+        std::fs::write(&path, [b"\xef\xbb\xbf".as_slice(), &body].concat()).unwrap();
+        let (p, it) = open(&path).unwrap();
+        assert_eq!(p, Params::default(), "{name}");
+        assert_eq!(it.collect::<Result<Vec<_>, _>>().unwrap(), evs, "{name}");
+        assert_eq!(locate(&path, 0).unwrap(), Some(Location::Line(2)), "{name}");
+        std::fs::remove_file(&path).unwrap();
+    }
+    let mut lines: Vec<Vec<u8>> = text.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+    lines[3].splice(0..0, *b"\xef\xbb\xbf");
+    let path = temp("bom-inside.jsonl");
+    std::fs::write(&path, lines.join(&b'\n')).unwrap();
+    let e = open(&path)
+        .unwrap()
+        .1
+        .find_map(Result::err)
+        .expect("an error");
+    assert!(matches!(e, StreamError::BadJson { line: 4, .. }), "{e}");
+    std::fs::remove_file(&path).unwrap();
+}
+
 #[test]
 fn writers_refuse_illegal_params() {
     let p = Params {
