@@ -358,15 +358,18 @@ impl Config {
     pub fn load(path: &std::path::Path) -> Result<Config, SimError> {
         let err = |e: &dyn std::fmt::Display| SimError::Config(format!("{}: {e}", path.display()));
         let text = std::fs::read_to_string(path).map_err(|e| err(&e))?;
+        // a byte-order mark some editors put first is not part of the text
+        // (TOML allows one; JSON parsers refuse it)
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
         // a typed parse first, for its errors (unknown keys, wrong types, with the
         // place in the file); then the given keys laid over the machine's defaults
         let given: serde_json::Value = if path.extension().is_some_and(|e| e == "toml") {
-            toml::from_str::<Config>(&text).map_err(|e| err(&e))?;
-            let t: toml::Table = toml::from_str(&text).map_err(|e| err(&e))?;
+            toml::from_str::<Config>(text).map_err(|e| err(&e))?;
+            let t: toml::Table = toml::from_str(text).map_err(|e| err(&e))?;
             serde_json::to_value(t).map_err(|e| err(&e))?
         } else {
-            serde_json::from_str::<Config>(&text).map_err(|e| err(&e))?;
-            serde_json::from_str(&text).map_err(|e| err(&e))?
+            serde_json::from_str::<Config>(text).map_err(|e| err(&e))?;
+            serde_json::from_str(text).map_err(|e| err(&e))?
         };
         let mut v = serde_json::to_value(Config::default()).expect("config serialises");
         overlay(&mut v, given);

@@ -341,3 +341,20 @@ fn a_file_section_given_in_part_keeps_the_machine_defaults() {
     let _ = std::fs::remove_file(&toml);
     let _ = std::fs::remove_file(&json);
 }
+
+/// A configuration file may start with a UTF-8 byte-order mark (some editors
+/// write one), in JSON as in TOML; the rest is read as usual.
+#[test]
+fn a_configuration_file_may_start_with_a_byte_order_mark() {
+    for (ext, text) in [
+        ("json", "{\"l2\": {\"latency\": 12}}"),
+        ("toml", "[l2]\nlatency = 12\n"),
+    ] {
+        let path = std::env::temp_dir().join(format!("sim-bom-{}.{ext}", std::process::id()));
+        std::fs::write(&path, format!("\u{feff}{text}")).unwrap();
+        let c = Config::load(&path).unwrap_or_else(|e| panic!("{ext}: {e}"));
+        assert_eq!(c.l2.latency, 12, "{ext}");
+        assert_eq!(c.l2.size, Config::default().l2.size, "{ext}");
+        std::fs::remove_file(&path).unwrap();
+    }
+}
