@@ -30,35 +30,46 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 
 /// `FILE` -> `FILE.part`: where an output is written until it is complete
 /// (then moved to `FILE`), so that a failed or killed run leaves no
-/// complete-looking `FILE`. A `FILE` that exists and is neither a regular
-/// file nor a directory (a named pipe, `/dev/stdout`, a device) is written
-/// directly: a rename would replace it, and its reader waits on it. A
-/// `FILE` that is a symbolic link is written beside the file it points to,
-/// and that file is replaced (the link is kept).
+/// complete-looking `FILE`. `FILE` itself ([`resolve`]) when it is written
+/// directly: a named pipe, a device, or any path through `/dev` or `/proc`
+/// (`/dev/stdout` whatever the shell connected to it); a rename would replace
+/// it, and its reader waits on it. A `FILE` that is a symbolic link is written
+/// beside the file the link resolves to, and that file is replaced (the link
+/// is kept); a dangling link is replaced by the file.
 pub fn part_path(path: &Path) -> std::path::PathBuf {
-    if written_directly(path) {
+    let Some(t) = resolve(path) else {
         return path.to_path_buf();
-    }
-    let t = target(path);
+    };
     let mut name = t.file_name().unwrap_or_default().to_os_string();
     name.push(".part");
     t.with_file_name(name)
 }
 
-/// Where an output `path` ends up: the file a symbolic link points to (links
-/// followed), else `path` itself (a dangling link too).
-fn target(path: &Path) -> std::path::PathBuf {
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => {
-            std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+/// Where an output `path` ends up: `None` if it is written directly (a
+/// named pipe, a device or a socket, or a path that is or links into `/dev`
+/// or `/proc`); else the file its links resolve to, one link at a time, or
+/// `path` itself when a link dangles or loops.
+fn resolve(path: &Path) -> Option<std::path::PathBuf> {
+    let special = |p: &Path| {
+        std::path::absolute(p).is_ok_and(|a| a.starts_with("/dev") || a.starts_with("/proc"))
+    };
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        if special(&p) {
+            return None;
         }
-        _ => path.to_path_buf(),
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => match std::fs::read_link(&p) {
+                Ok(t) => p = p.parent().unwrap_or(Path::new("")).join(t),
+                Err(_) => return Some(path.to_path_buf()),
+            },
+            Ok(m) if !m.is_file() && !m.is_dir() => return None,
+            Ok(_) => return Some(p),
+            // the end of a dangling link: the link itself is replaced
+            Err(_) => return Some(if p == path { p } else { path.to_path_buf() }),
+        }
     }
-}
-
-/// `path` exists and is a named pipe, a device or a socket (links followed).
-fn written_directly(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+    Some(path.to_path_buf())
 }
 
 /// Remove the unfinished `path.part` of a failed output, if there is one
@@ -78,7 +89,8 @@ pub fn move_into_place(path: &Path, what: &str) -> Result<()> {
     if part == path {
         return Ok(());
     }
-    std::fs::rename(&part, target(path)).with_context(|| {
+    let to = resolve(path).unwrap_or_else(|| path.to_path_buf());
+    std::fs::rename(&part, to).with_context(|| {
         format!(
             "{what}: moving the finished {} to {}",
             part.display(),
@@ -113,10 +125,18 @@ pub fn output_file(out: &Path, what: &str) -> Result<()> {
 }
 
 /// Fails if two outputs of one run name the same file (they would be written
-/// over each other): `outs` are (option, path) pairs, compared as absolute
-/// paths, their `.part` files included.
+/// over each other): `outs` are (option, path) pairs, compared as the files
+/// they resolve to (links followed, their directories made canonical where
+/// they exist), their `.part` files included.
 pub fn distinct_outputs(outs: &[(&str, std::path::PathBuf)]) -> Result<()> {
-    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let abs = |p: &Path| {
+        let p = resolve(p).unwrap_or_else(|| p.to_path_buf());
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+        match (dir.map(std::fs::canonicalize), p.file_name()) {
+            (Some(Ok(d)), Some(f)) => d.join(f),
+            _ => std::path::absolute(&p).unwrap_or(p),
+        }
+    };
     for (i, (wa, a)) in outs.iter().enumerate() {
         for (wb, b) in &outs[i + 1..] {
             let (a1, b1) = (abs(a), abs(b));
@@ -284,5 +304,47 @@ mod tests {
         assert!(e.unwrap_err().to_string().contains("name the same file"));
         assert!(distinct_outputs(&[("--events", p("x")), ("--vcd", p("x.part"))]).is_err());
         assert!(distinct_outputs(&[("--events", p("x.bin")), ("--vcd", p("x.vcd"))]).is_ok());
+        // through a linked directory, before either file exists
+        #[cfg(unix)]
+        {
+            let d = tmp("linked-dirs");
+            std::fs::create_dir(d.join("d1")).unwrap();
+            std::os::unix::fs::symlink(d.join("d1"), d.join("d2")).unwrap();
+            let e = distinct_outputs(&[
+                ("--events", d.join("d1").join("o.jsonl")),
+                ("--vcd", d.join("d2").join("o.jsonl")),
+            ]);
+            assert!(e.is_err(), "linked directories");
+            // a link to the other output's (earlier) file
+            std::fs::write(d.join("d1").join("o.vcd"), b"old").unwrap();
+            std::os::unix::fs::symlink(d.join("d1").join("o.vcd"), d.join("l.vcd")).unwrap();
+            assert!(distinct_outputs(&[
+                ("--events", d.join("d1").join("o.vcd")),
+                ("--vcd", d.join("l.vcd")),
+            ])
+            .is_err());
+            std::fs::remove_dir_all(&d).unwrap();
+        }
+    }
+
+    /// Paths through `/dev` or `/proc` are written directly, whatever the
+    /// shell connected them to (`/dev/stdout` into a regular file must not be
+    /// renamed over that file), also through a link of one's own.
+    #[cfg(unix)]
+    #[test]
+    fn dev_and_proc_paths_are_written_directly() {
+        for dev in ["/dev/stdout", "/dev/null", "/proc/self/fd/1"] {
+            assert_eq!(part_path(Path::new(dev)), Path::new(dev), "{dev}");
+            move_into_place(Path::new(dev), "-o").unwrap();
+        }
+        let d = tmp("devlink");
+        let link = d.join("out");
+        std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+        assert_eq!(part_path(&link), link);
+        // a loop of links is replaced, not followed for ever
+        std::os::unix::fs::symlink(d.join("b"), d.join("a")).unwrap();
+        std::os::unix::fs::symlink(d.join("a"), d.join("b")).unwrap();
+        assert_eq!(part_path(&d.join("a")), d.join("a.part"));
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }

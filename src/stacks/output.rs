@@ -661,7 +661,8 @@ pub mod svg {
 
 /// Check that `dir` holds a complete, well-formed set of outputs: the CSV columns
 /// and row counts, the JSON summary keys, every SVG well-formed XML with an `svg`
-/// root, and the HTML page referencing the charts.
+/// root, and the HTML page referencing the charts; and that their numbers agree
+/// ([`check_consistent`], and every CSV row against `stacks.json`).
 pub fn check_dir(dir: &Path) -> Result<()> {
     use anyhow::{bail, ensure};
     let read = |n: &str| {
@@ -765,15 +766,29 @@ fn check_consistent(json: &serde_json::Value, studies: &[serde_json::Value]) -> 
     for st in studies {
         let name = st["name"].as_str().unwrap_or_default();
         let cycles = st["cycles"].as_u64().unwrap_or_default();
+        // a component beyond 2^53 cycles is not a run's (nor exact in a
+        // JSON reader's doubles); within it the sums and gaps cannot overflow
         let stack = |m: &str| -> Result<super::Stack> {
             let mut v = [0; NCOMP];
             for (k, c) in COMPONENTS.iter().enumerate() {
-                v[k] = st["stacks"][m][c].as_i64().with_context(|| {
-                    format!("stacks.json: study `{name}`: stacks.{m}.{c} is not an integer")
-                })?;
+                v[k] = st["stacks"][m][c]
+                    .as_i64()
+                    .filter(|x| x.unsigned_abs() <= 1 << 53)
+                    .with_context(|| {
+                        format!(
+                            "stacks.json: study `{name}`: stacks.{m}.{c} is {}, not an integer of at most 2^53 cycles",
+                            st["stacks"][m][c]
+                        )
+                    })?;
             }
             Ok(v)
         };
+        let instructions = st["instructions"].as_u64().unwrap_or_default();
+        let cpi = st["cpi"].as_f64().unwrap_or(f64::NAN);
+        ensure!(
+            close(cpi, cycles as f64 / instructions.max(1) as f64),
+            "stacks.json: study `{name}`: cpi is {cpi}, not cycles / instructions"
+        );
         let reference = stack("reference")?;
         for m in ["reference", "reference_inverse"] {
             let sum: i64 = stack(m)?.iter().sum();
@@ -835,6 +850,7 @@ fn check_stacks_csv(text: &str, studies: &[serde_json::Value]) -> Result<()> {
     for st in studies {
         let name = st["name"].as_str().unwrap_or_default();
         let cycles = st["cycles"].as_u64().unwrap_or_default().max(1) as f64;
+        let instructions = st["instructions"].as_u64().unwrap_or_default().max(1) as f64;
         for m in METHODS {
             let err = st["errors_pp"][m]
                 .as_f64()
@@ -845,6 +861,7 @@ fn check_stacks_csv(text: &str, studies: &[serde_json::Value]) -> Result<()> {
                 let n = st["stacks"][m][c].as_i64().unwrap_or_default();
                 let r = st["stacks"]["reference"][c].as_i64().unwrap_or_default();
                 let share = |v: i64| format!("{:.3}", 100.0 * v as f64 / cycles);
+                let cpi = format!("{:.5}", n as f64 / instructions);
                 let f: Vec<&str> = line.split(',').collect();
                 let want = [
                     name,
@@ -854,8 +871,12 @@ fn check_stacks_csv(text: &str, studies: &[serde_json::Value]) -> Result<()> {
                     &n.to_string(),
                 ];
                 ensure!(
-                    f[..5] == want && f[6] == share(n) && f[7] == share(r) && f[8] == err,
-                    "stacks.csv: the row `{line}` does not match stacks.json (study `{name}`, {m}, {c}: cycles {n}, share {}, reference share {}, error `{err}`)",
+                    f[..5] == want
+                        && f[5] == cpi
+                        && f[6] == share(n)
+                        && f[7] == share(r)
+                        && f[8] == err,
+                    "stacks.csv: the row `{line}` does not match stacks.json (study `{name}`, {m}, {c}: cycles {n}, CPI {cpi}, share {}, reference share {}, error `{err}`)",
                     share(n),
                     share(r)
                 );

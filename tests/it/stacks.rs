@@ -495,6 +495,14 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
         &|j| j["studies"][1]["overlap"]["fraction"] = 0.5.into(),
         "study `mlp`: overlap.fraction is 0.5",
     );
+    edit_json(
+        &|j| j["studies"][0]["cpi"] = 9.0.into(),
+        "study `balanced`: cpi is 9",
+    );
+    edit_json(
+        &|j| j["studies"][0]["stacks"]["naive"]["l2d"] = i64::MAX.into(),
+        "stacks.naive.l2d is 9223372036854775807, not an integer of at most 2^53",
+    );
     std::fs::write(dir.join("stacks.json"), json.to_string()).unwrap();
     stacks::check_dir(&dir).unwrap();
     // a penalty that differs from the JSON's by more than its rounding
@@ -525,6 +533,12 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
         e.contains("does not match stacks.json (study `mlp`, power5, longlat"),
         "{e}"
     );
+    // the same row with its CPI changed
+    let cpi = format!("{}9", f[5]);
+    let row = [&f[..5], &[cpi.as_str()], &f[6..]].concat().join(",");
+    std::fs::write(dir.join("stacks.csv"), csv.replace(last, &row)).unwrap();
+    let e = stacks::check_dir(&dir).unwrap_err().to_string();
+    assert!(e.contains(", CPI "), "{e}");
     std::fs::remove_dir_all(&dir).ok();
     assert!(stacks::xml_well_formed("<svg><g></svg>").is_err());
     assert!(stacks::xml_well_formed("<svg a=\"1\"><g/></svg>").is_ok());

@@ -268,8 +268,10 @@ impl<R: BufRead> JsonlReader<R> {
     fn next_line(&mut self) -> Result<Line<'_>, StreamError> {
         loop {
             self.buf.clear();
+            // the line, its `\r\n`, and on the first line a byte-order mark
+            let bom = if self.line_no == 0 { BOM.len() } else { 0 };
             let n = (&mut self.inner)
-                .take(MAX_LINE as u64 + 2)
+                .take((MAX_LINE + 2 + bom) as u64)
                 .read_until(b'\n', &mut self.buf)
                 .map_err(|e| StreamError::io(&self.path, e))?;
             if n == 0 {

@@ -248,7 +248,8 @@ fn open_reader(path: &Path) -> Result<Reader, StreamError> {
     let file = File::open(path).map_err(|e| StreamError::io(&name, e))?;
     let mut rd = BufReader::with_capacity(1 << 16, file);
     let head = rd.fill_buf().map_err(|e| StreamError::io(&name, e))?;
-    let (first, bom) = (head.first().copied(), head.starts_with(jsonl::BOM));
+    // a BOM's first byte is enough (a pipe's first read may hold only it)
+    let (first, bom) = (head.first().copied(), head.first() == jsonl::BOM.first());
     let format = match first {
         Some(MAGIC_FIRST) => Format::Bin,
         _ if bom => Format::Jsonl,

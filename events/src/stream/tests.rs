@@ -431,6 +431,37 @@ fn jsonl_too_long_line() {
     }
 }
 
+/// The limit holds for a first line after a byte-order mark too: its
+/// `MAX_LINE` bytes are allowed, one more is `LineTooLong` of line 1 (not a
+/// silent cut that would shift every later line number).
+#[test]
+fn jsonl_line_limit_after_a_byte_order_mark() {
+    let header = |pad: usize| {
+        let h = format!(
+            "{{\"format\":\"cpistack-events\",\"version\":1,\"params\":{{}}{}}}",
+            " ".repeat(pad)
+        );
+        let pad = pad + MAX_LINE - h.len();
+        format!(
+            "\u{feff}{{\"format\":\"cpistack-events\",\"version\":1,\"params\":{{}}{}}}\r\n{{\"retired\":300}}\n",
+            " ".repeat(pad)
+        )
+    };
+    // exactly MAX_LINE bytes of text: read, and the bad field is on line 2
+    let text = header(0);
+    let e = JsonlReader::new(text.as_bytes())
+        .unwrap()
+        .find_map(Result::err)
+        .expect("an error on line 2");
+    assert!(matches!(e, StreamError::BadField { line: 2, .. }), "{e}");
+    // one byte more: too long, line 1
+    let text = text.replacen("{}", "{} ", 1);
+    match JsonlReader::new(text.as_bytes()).err().expect("refused") {
+        StreamError::LineTooLong { line: 1, max } => assert_eq!(max, MAX_LINE),
+        e => panic!("{e}"),
+    }
+}
+
 #[test]
 fn jsonl_truncated_at_every_byte_is_an_error_or_a_prefix() {
     let seed = 0x5eed_0003;
