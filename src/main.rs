@@ -429,12 +429,9 @@ fn violation(
     ev: Option<&CycleEvents>,
 ) -> anyhow::Error {
     let mut msg = format!("{}: {e}", path.display());
-    // Only a regular file can be read again (a named pipe's second open would
-    // wait for a writer that has gone). Finding the bundle again then fails
-    // only if the file changed meanwhile; the message goes without the
-    // location in either case.
-    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
-    if let Some(Ok(Some(at))) = regular.then(|| events::stream::locate(path, e.bundle)) {
+    // Without a location when the file cannot be read again (a pipe) or
+    // changed meanwhile.
+    if let Ok(Some(at)) = events::stream::locate(path, e.bundle) {
         msg += &format!("; the bundle is at {at}");
     }
     if let Some(ev) = ev {
@@ -550,6 +547,13 @@ mod tests {
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("cpistack").chain(args.iter().copied()))
+    }
+
+    #[cfg(unix)]
+    fn mkfifo(path: &std::path::Path) {
+        let c = std::ffi::CString::new(path.display().to_string()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates it.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
     }
 
     #[test]
@@ -716,9 +720,7 @@ mod tests {
             if fmt == Format::Jsonl {
                 // the same stream through a named pipe: read once, no location
                 let fifo = path.with_extension("fifo");
-                let c = std::ffi::CString::new(fifo.display().to_string()).unwrap();
-                // SAFETY: a valid NUL-terminated path; mkfifo only creates it.
-                assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+                mkfifo(&fifo);
                 let bytes = std::fs::read(&path).unwrap();
                 let w = fifo.clone();
                 std::thread::spawn(move || std::fs::write(w, bytes));
@@ -775,9 +777,7 @@ mod tests {
         #[cfg(unix)]
         {
             let fifo = dir.join("p.bin");
-            let c = std::ffi::CString::new(fifo.display().to_string()).unwrap();
-            // SAFETY: a valid NUL-terminated path; mkfifo only creates it.
-            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+            mkfifo(&fifo);
             let f = fifo.clone();
             let reader = std::thread::spawn(move || std::fs::read(f).unwrap());
             gen(&fifo).unwrap();

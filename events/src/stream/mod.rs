@@ -204,13 +204,18 @@ pub fn open(path: impl AsRef<Path>) -> Result<(Params, EventIter), StreamError> 
 
 /// Where the bundle of index `index` (from 0) is in the stream file at `path`:
 /// its JSONL line or the byte offset of its binary record; `None` when the
-/// stream holds fewer bundles. For messages that point into a file already
-/// read, such as a protocol violation's; `path` must be a regular file (it is
-/// opened again). JSONL: the file is read again up to that bundle, and a read
+/// stream holds fewer bundles, or when `path` is not a regular file (a pipe
+/// cannot be read twice). For messages that point into a file already read,
+/// such as a protocol violation's. JSONL: the file is read again up to that bundle, and a read
 /// error before it is returned as the reader returns it. Binary: only the
 /// header and the file's length are read (the records before it are not
 /// decoded again).
 pub fn locate(path: impl AsRef<Path>, index: u64) -> Result<Option<Location>, StreamError> {
+    // only a regular file can be read again (a named pipe's second open
+    // would wait for a writer that has gone)
+    if !std::fs::metadata(path.as_ref()).is_ok_and(|m| m.is_file()) {
+        return Ok(None);
+    }
     match open_reader(path.as_ref())? {
         Reader::Jsonl(mut r) => {
             for _ in 0..=index {
