@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use events::{Counter, CounterUnit, Variant};
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use accounting::{Overlap, Power5, UnitConsumer};
 pub use output::{
@@ -254,7 +254,7 @@ fn run_job(src: &Source, s: &Settings, mask: Mask) -> Result<Outcome> {
 
 /// Average penalty per event as a method sees it (cycles per event); `None`
 /// when the run had no such event.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Penalties {
     /// Per L1 I-miss: the method's `l1i` component over the L1 I-misses.
     pub l1i: Option<f64>,
@@ -265,7 +265,7 @@ pub struct Penalties {
 }
 
 /// Frontend/long-backend overlap (Table 1), see [`Overlap`].
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct OverlapReport {
     pub cycles: u64,
     pub frontend_cycles: u64,
@@ -276,7 +276,7 @@ pub struct OverlapReport {
 }
 
 /// Everything measured on one workload or trace.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Study {
     pub name: String,
     /// `workload` or `trace`.
@@ -287,7 +287,7 @@ pub struct Study {
     pub cycles: u64,
     pub cpi: f64,
     /// Per method (keys of [`METHODS`]): cycles per component (keys of [`COMPONENTS`]).
-    #[serde(serialize_with = "ser_stacks")]
+    #[serde(serialize_with = "ser_stacks", deserialize_with = "de_stacks")]
     pub stacks: BTreeMap<String, Stack>,
     /// Per compared method: max over components of |share - reference share|, in
     /// percentage points.
@@ -314,6 +314,30 @@ fn ser_stacks<S: serde::Serializer>(
     map.end()
 }
 
+/// [`ser_stacks`] read back: every component named, no other.
+fn de_stacks<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<BTreeMap<String, Stack>, D::Error> {
+    use serde::de::Error;
+    let m = BTreeMap::<String, BTreeMap<String, i64>>::deserialize(d)?;
+    m.into_iter()
+        .map(|(k, o)| {
+            if let Some(c) = o.keys().find(|c| !COMPONENTS.contains(&c.as_str())) {
+                return Err(D::Error::custom(format!(
+                    "stacks.{k}: unknown component `{c}`"
+                )));
+            }
+            let mut v = [0; NCOMP];
+            for (x, c) in v.iter_mut().zip(COMPONENTS) {
+                *x = *o
+                    .get(c)
+                    .ok_or_else(|| D::Error::custom(format!("stacks.{k}: no `{c}`")))?;
+            }
+            Ok((k, v))
+        })
+        .collect()
+}
+
 impl Study {
     /// Share of the real run's cycles, in percent.
     pub fn share(&self, method: &str, c: Comp) -> f64 {
@@ -326,14 +350,15 @@ impl Study {
 }
 
 /// Per method: average and maximum error over the studies.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Summary {
     pub avg_error_pp: f64,
     pub max_error_pp: f64,
 }
 
 /// A whole study: every workload and trace.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Report {
     pub instructions: u64,
     pub warmup: u64,

@@ -659,76 +659,62 @@ pub mod svg {
     }
 }
 
-/// Check that `dir` holds a complete, well-formed set of outputs: the CSV columns
-/// and row counts, the JSON summary keys, every SVG well-formed XML with an `svg`
-/// root, and the HTML page referencing the charts; and that their numbers agree
-/// ([`check_consistent`], and every CSV row against `stacks.json`).
+/// Check that `dir` holds a complete, well-formed set of outputs: `stacks.json`
+/// a whole report ([`Report`]) whose numbers agree ([`check_consistent`]), the
+/// two CSV files exactly what [`stacks_csv`] and [`penalties_csv`] make of it,
+/// every SVG well-formed XML with an `svg` root, and the HTML page
+/// referencing the charts.
 pub fn check_dir(dir: &Path) -> Result<()> {
     use anyhow::{bail, ensure};
     let read = |n: &str| {
         let p = dir.join(n);
         std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
     };
-    let json: serde_json::Value =
-        serde_json::from_str(&read("stacks.json")?).context("stacks.json: not JSON")?;
-    let study_list = json["studies"]
-        .as_array()
-        .context("stacks.json: no `studies` array")?;
-    let studies = study_list.len();
-    ensure!(studies > 0, "stacks.json: no studies");
-    for (i, st) in study_list.iter().enumerate() {
-        let name = st["name"]
-            .as_str()
-            .with_context(|| format!("stacks.json: studies[{i}]: no `name`"))?;
-        for k in ["instructions", "cycles"] {
+    let r: Report = serde_json::from_str(&read("stacks.json")?)
+        .context("stacks.json: not a report of `cpistack stacks`")?;
+    ensure!(!r.studies.is_empty(), "stacks.json: no studies");
+    for st in &r.studies {
+        let name = &st.name;
+        for (k, n) in [("instructions", st.instructions), ("cycles", st.cycles)] {
             ensure!(
-                st[k].as_u64().is_some_and(|n| n > 0),
-                "stacks.json: study `{name}`: `{k}` is {}, expected a positive integer",
-                st[k]
+                n > 0,
+                "stacks.json: study `{name}`: `{k}` is 0, expected a positive integer"
+            );
+        }
+        for m in METHODS {
+            ensure!(
+                st.stacks.contains_key(m) && st.penalties.contains_key(m),
+                "stacks.json: study `{name}`: no stack or no penalties of `{m}`"
             );
         }
         for m in COMPARED {
+            let e = st.errors_pp.get(m);
             ensure!(
-                st["errors_pp"][m].as_f64().is_some_and(|e| e >= 0.0),
-                "stacks.json: study `{name}`: errors_pp.{m} is {}, expected a number >= 0",
-                st["errors_pp"][m]
+                e.is_some_and(|e| *e >= 0.0),
+                "stacks.json: study `{name}`: errors_pp.{m} is {e:?}, expected a number >= 0"
             );
         }
     }
-    check_consistent(&json, study_list)?;
-    for (file, header, rows) in [
-        (
-            "stacks.csv",
-            STACKS_CSV_HEADER,
-            studies * METHODS.len() * NCOMP,
-        ),
-        (
-            "penalties.csv",
-            PENALTIES_CSV_HEADER,
-            studies * METHODS.len(),
-        ),
-    ] {
-        let text = read(file)?;
-        let mut lines = text.lines();
-        ensure!(lines.next() == Some(header), "{file}: wrong header");
-        let cols = header.split(',').count();
-        let mut n = 0;
-        for (i, l) in lines.enumerate() {
-            ensure!(
-                l.split(',').count() == cols,
-                "{file} line {}: {} columns, expected {cols}",
-                i + 2,
-                l.split(',').count()
-            );
-            n += 1;
-        }
-        ensure!(n == rows, "{file}: {n} rows, expected {rows}");
-        if file == "stacks.csv" {
-            check_stacks_csv(&text, study_list)?;
-        } else {
-            check_penalties_csv(&text, study_list)?;
-        }
-    }
+    check_consistent(&r)?;
+    let stacks_what = |row: &[&str]| {
+        format!(
+            "study `{}`, {}, {}: its cycles, CPI and shares, and the error",
+            row[0], row[2], row[3]
+        )
+    };
+    let penalties_what = |row: &[&str]| format!("study `{}`, {}", row[0], row[2]);
+    same_rows(
+        "stacks.csv",
+        &read("stacks.csv")?,
+        &stacks_csv(&r),
+        &stacks_what,
+    )?;
+    same_rows(
+        "penalties.csv",
+        &read("penalties.csv")?,
+        &penalties_csv(&r),
+        &penalties_what,
+    )?;
     for file in ["stacks.svg", "errors.svg", "penalties.svg"] {
         let text = read(file)?;
         if let Err(e) = xml_well_formed(&text) {
@@ -752,6 +738,24 @@ pub fn check_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A CSV file `text` is `want` line for line; a differing row is named with
+/// `what` (of the expected row's fields).
+fn same_rows(file: &str, text: &str, want: &str, what: &dyn Fn(&[&str]) -> String) -> Result<()> {
+    use anyhow::ensure;
+    let (mut got, mut exp) = (text.lines(), want.lines());
+    ensure!(got.next() == exp.next(), "{file}: wrong header");
+    let (g, w) = (got.clone().count(), exp.clone().count());
+    ensure!(g == w, "{file}: {g} rows, expected {w}");
+    for (line, want) in got.zip(exp) {
+        ensure!(
+            line == want,
+            "{file}: the row `{line}` does not match stacks.json ({}: it should read `{want}`)",
+            what(&want.split(',').collect::<Vec<_>>())
+        );
+    }
+    Ok(())
+}
+
 /// Numbers that must agree up to the rounding of their sums.
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
@@ -759,169 +763,84 @@ fn close(a: f64, b: f64) -> bool {
 
 /// `stacks.json` agrees with itself: each order of the reference adds up to
 /// the real run's cycles, each error is the largest gap between the method's
-/// and the reference's shares, and each summary is the average and maximum
-/// of those errors over its studies.
-fn check_consistent(json: &serde_json::Value, studies: &[serde_json::Value]) -> Result<()> {
+/// and the reference's shares ([`super::error_pp`]), each summary is what
+/// [`super::summarise`] makes of its studies, and each `cpi` and overlap
+/// fraction is its quotient.
+fn check_consistent(r: &Report) -> Result<()> {
     use anyhow::ensure;
-    for st in studies {
-        let name = st["name"].as_str().unwrap_or_default();
-        let cycles = st["cycles"].as_u64().unwrap_or_default();
+    for st in &r.studies {
+        let name = &st.name;
         // a component beyond 2^53 cycles is not a run's (nor exact in a
         // JSON reader's doubles); within it the sums and gaps cannot overflow
-        let stack = |m: &str| -> Result<super::Stack> {
-            let mut v = [0; NCOMP];
-            for (k, c) in COMPONENTS.iter().enumerate() {
-                v[k] = st["stacks"][m][c]
-                    .as_i64()
-                    .filter(|x| x.unsigned_abs() <= 1 << 53)
-                    .with_context(|| {
-                        format!(
-                            "stacks.json: study `{name}`: stacks.{m}.{c} is {}, not an integer of at most 2^53 cycles",
-                            st["stacks"][m][c]
-                        )
-                    })?;
+        for (m, stack) in &st.stacks {
+            for (c, v) in COMPONENTS.iter().zip(stack) {
+                ensure!(
+                    v.unsigned_abs() <= 1 << 53,
+                    "stacks.json: study `{name}`: stacks.{m}.{c} is {v}, not an integer of at most 2^53 cycles"
+                );
             }
-            Ok(v)
-        };
-        let instructions = st["instructions"].as_u64().unwrap_or_default();
-        let cpi = st["cpi"].as_f64().unwrap_or(f64::NAN);
+        }
         ensure!(
-            close(cpi, cycles as f64 / instructions.max(1) as f64),
-            "stacks.json: study `{name}`: cpi is {cpi}, not cycles / instructions"
+            close(st.cpi, st.cycles as f64 / st.instructions as f64),
+            "stacks.json: study `{name}`: cpi is {}, not cycles / instructions",
+            st.cpi
         );
-        let reference = stack("reference")?;
+        let o = &st.overlap;
+        ensure!(
+            close(o.fraction, o.overlap_cycles as f64 / o.cycles.max(1) as f64),
+            "stacks.json: study `{name}`: overlap.fraction is {}, not overlap_cycles / cycles",
+            o.fraction
+        );
         for m in ["reference", "reference_inverse"] {
-            let sum: i64 = stack(m)?.iter().sum();
+            let sum: i64 = st.stacks[m].iter().sum();
             ensure!(
-                sum == cycles as i64,
-                "stacks.json: study `{name}`: the components of {m} add up to {sum}, not to the run's {cycles} cycles"
+                sum == st.cycles as i64,
+                "stacks.json: study `{name}`: the components of {m} add up to {sum}, not to the run's {} cycles",
+                st.cycles
             );
         }
         for m in COMPARED {
-            let want = super::error_pp(&stack(m)?, &reference, cycles);
-            let got = st["errors_pp"][m].as_f64().unwrap_or(f64::NAN);
+            let want = super::error_pp(&st.stacks[m], &st.stacks["reference"], st.cycles);
+            let got = st.errors_pp[m];
             ensure!(
                 close(got, want),
                 "stacks.json: study `{name}`: errors_pp.{m} is {got}, but its stack against the reference gives {want}"
             );
         }
     }
-    for (key, kind) in [
-        ("summary", None),
-        ("summary_workloads", Some("workload")),
-        ("summary_traces", Some("trace")),
+    let studies = || r.studies.iter();
+    for (key, got, want) in [
+        ("summary", &r.summary, super::summarise(studies())),
+        (
+            "summary_workloads",
+            &r.summary_workloads,
+            super::summarise(studies().filter(|s| s.kind == "workload")),
+        ),
+        (
+            "summary_traces",
+            &r.summary_traces,
+            super::summarise(studies().filter(|s| s.kind == "trace")),
+        ),
     ] {
-        let of: Vec<&serde_json::Value> = studies
-            .iter()
-            .filter(|st| kind.is_none_or(|k| st["kind"] == k))
-            .collect();
-        if of.is_empty() {
+        if want.is_empty() {
             ensure!(
-                json[key].as_object().is_some_and(|o| o.is_empty()),
+                got.is_empty(),
                 "stacks.json: {key} should be empty: no study is counted in it"
             );
             continue;
         }
-        for m in COMPARED {
-            let e: Vec<f64> = of
-                .iter()
-                .map(|st| st["errors_pp"][m].as_f64().unwrap_or(f64::NAN))
-                .collect();
-            let avg = e.iter().sum::<f64>() / e.len() as f64;
-            let max = e.iter().copied().fold(0.0, f64::max);
-            for (k, want) in [("avg_error_pp", avg), ("max_error_pp", max)] {
-                let got = json[key][m][k].as_f64();
+        for (m, w) in &want {
+            let g = got.get(m);
+            for (k, gv, wv) in [
+                ("avg_error_pp", g.map(|s| s.avg_error_pp), w.avg_error_pp),
+                ("max_error_pp", g.map(|s| s.max_error_pp), w.max_error_pp),
+            ] {
                 ensure!(
-                    got.is_some_and(|g| close(g, want)),
-                    "stacks.json: {key}.{m}.{k} is {}, but the studies' errors give {want}",
-                    json[key][m][k]
+                    gv.is_some_and(|g| close(g, wv)),
+                    "stacks.json: {key}.{m}.{k} is {}, but the studies' errors give {wv}",
+                    gv.map_or("missing".to_string(), |g| g.to_string())
                 );
             }
-        }
-    }
-    Ok(())
-}
-
-/// `stacks.csv` holds what `stacks.json` does: per study, method and
-/// component the cycles, and the shares and errors rounded as written.
-fn check_stacks_csv(text: &str, studies: &[serde_json::Value]) -> Result<()> {
-    use anyhow::ensure;
-    let mut rows = text.lines().skip(1);
-    for st in studies {
-        let name = st["name"].as_str().unwrap_or_default();
-        let cycles = st["cycles"].as_u64().unwrap_or_default().max(1) as f64;
-        let instructions = st["instructions"].as_u64().unwrap_or_default().max(1) as f64;
-        for m in METHODS {
-            let err = st["errors_pp"][m]
-                .as_f64()
-                .map(|e| format!("{e:.3}"))
-                .unwrap_or_default();
-            for c in COMPONENTS {
-                let line = rows.next().unwrap_or_default();
-                let n = st["stacks"][m][c].as_i64().unwrap_or_default();
-                let r = st["stacks"]["reference"][c].as_i64().unwrap_or_default();
-                let share = |v: i64| format!("{:.3}", 100.0 * v as f64 / cycles);
-                let cpi = format!("{:.5}", n as f64 / instructions);
-                let f: Vec<&str> = line.split(',').collect();
-                let want = [
-                    name,
-                    st["kind"].as_str().unwrap_or_default(),
-                    m,
-                    c,
-                    &n.to_string(),
-                ];
-                ensure!(
-                    f[..5] == want
-                        && f[5] == cpi
-                        && f[6] == share(n)
-                        && f[7] == share(r)
-                        && f[8] == err,
-                    "stacks.csv: the row `{line}` does not match stacks.json (study `{name}`, {m}, {c}: cycles {n}, CPI {cpi}, share {}, reference share {}, error `{err}`)",
-                    share(n),
-                    share(r)
-                );
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `penalties.csv` holds what `stacks.json` does: per study and method the
-/// penalty per event (empty where the method saw no event), rounded to 3
-/// decimals, and the overlap share, which is the overlap cycles over the run's.
-fn check_penalties_csv(text: &str, studies: &[serde_json::Value]) -> Result<()> {
-    use anyhow::ensure;
-    let mut rows = text.lines().skip(1);
-    let near = |field: &str, v: &serde_json::Value| match (field, v.as_f64()) {
-        ("", None) => true,
-        (f, Some(x)) => f
-            .parse::<f64>()
-            .is_ok_and(|y| (x - y).abs() <= 0.0005 + 1e-9 * x.abs()),
-        _ => false,
-    };
-    for st in studies {
-        let name = st["name"].as_str().unwrap_or_default();
-        let o = &st["overlap"];
-        let fraction = o["fraction"].as_f64().unwrap_or(f64::NAN);
-        let (ov, cy) = (o["overlap_cycles"].as_f64(), o["cycles"].as_f64());
-        ensure!(
-            ov.zip(cy)
-                .is_some_and(|(ov, cy)| close(fraction, ov / cy.max(1.0))),
-            "stacks.json: study `{name}`: overlap.fraction is {fraction}, not overlap_cycles / cycles"
-        );
-        for m in METHODS {
-            let line = rows.next().unwrap_or_default();
-            let f: Vec<&str> = line.split(',').collect();
-            let p = &st["penalties"][m];
-            ensure!(
-                f[..3] == [name, st["kind"].as_str().unwrap_or_default(), m]
-                    && near(f[3], &p["l1i"])
-                    && near(f[4], &p["bpred"])
-                    && near(f[5], &p["l2d"])
-                    && near(f[6], &(100.0 * fraction).into()),
-                "penalties.csv: the row `{line}` does not match stacks.json (study `{name}`, {m}: penalties {p}, overlap {:.3} %)",
-                100.0 * fraction
-            );
         }
     }
     Ok(())
