@@ -37,9 +37,11 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 /// beside the file the link resolves to, and that file is replaced (the link
 /// is kept); a dangling link is replaced by the file.
 pub fn part_path(path: &Path) -> std::path::PathBuf {
-    let Some(t) = resolve(path) else {
-        return path.to_path_buf();
-    };
+    resolve(path).map_or_else(|| path.to_path_buf(), |t| with_part(&t))
+}
+
+/// `t` with `.part` after its file name.
+fn with_part(t: &Path) -> std::path::PathBuf {
     let mut name = t.file_name().unwrap_or_default().to_os_string();
     name.push(".part");
     t.with_file_name(name)
@@ -61,12 +63,13 @@ fn resolve(path: &Path) -> Option<std::path::PathBuf> {
         match std::fs::symlink_metadata(&p) {
             Ok(m) if m.file_type().is_symlink() => match std::fs::read_link(&p) {
                 Ok(t) => p = p.parent().unwrap_or(Path::new("")).join(t),
-                Err(_) => return Some(path.to_path_buf()),
+                Err(_) => break,
             },
             Ok(m) if !m.is_file() && !m.is_dir() => return None,
             Ok(_) => return Some(p),
-            // the end of a dangling link: the link itself is replaced
-            Err(_) => return Some(if p == path { p } else { path.to_path_buf() }),
+            // missing: a new file, or the end of a dangling link (the link
+            // itself is replaced)
+            Err(_) => break,
         }
     }
     Some(path.to_path_buf())
@@ -75,9 +78,8 @@ fn resolve(path: &Path) -> Option<std::path::PathBuf> {
 /// Remove the unfinished `path.part` of a failed output, if there is one
 /// (never a `path` written directly, [`part_path`]).
 pub fn remove_part(path: &Path) {
-    let part = part_path(path);
-    if part != path {
-        let _ = std::fs::remove_file(part);
+    if let Some(t) = resolve(path) {
+        let _ = std::fs::remove_file(with_part(&t));
     }
 }
 
@@ -85,11 +87,10 @@ pub fn remove_part(path: &Path) {
 /// `path` links to (nothing to do for a `path` written directly); the error
 /// names both and the output (`what`).
 pub fn move_into_place(path: &Path, what: &str) -> Result<()> {
-    let part = part_path(path);
-    if part == path {
+    let Some(to) = resolve(path) else {
         return Ok(());
-    }
-    let to = resolve(path).unwrap_or_else(|| path.to_path_buf());
+    };
+    let part = with_part(&to);
     std::fs::rename(&part, to).with_context(|| {
         format!(
             "{what}: moving the finished {} to {}",
