@@ -204,7 +204,7 @@ fn encode_line(ev: &CycleEvents, out: &mut Vec<u8>) {
 }
 
 /// The UTF-8 byte-order mark, ignored at the start of a JSONL file.
-pub(crate) const BOM: &[u8] = b"\xef\xbb\xbf";
+const BOM: &[u8] = b"\xef\xbb\xbf";
 
 /// Streaming reader of the JSONL format. Memory is one line.
 pub struct JsonlReader<R> {

@@ -206,16 +206,17 @@ pub fn open(path: impl AsRef<Path>) -> Result<(Params, EventIter), StreamError> 
 /// its JSONL line or the byte offset of its binary record; `None` when the
 /// stream holds fewer bundles, or when `path` is not a regular file (a pipe
 /// cannot be read twice). For messages that point into a file already read,
-/// such as a protocol violation's. JSONL: the file is read again up to that bundle, and a read
-/// error before it is returned as the reader returns it. Binary: only the
-/// header and the file's length are read (the records before it are not
-/// decoded again).
+/// such as a protocol violation's. JSONL: the file is read again up to that
+/// bundle, and a read error before it is returned as the reader returns it.
+/// Binary: only the header and the file's length are read (the records
+/// before it are not decoded again).
 pub fn locate(path: impl AsRef<Path>, index: u64) -> Result<Option<Location>, StreamError> {
     // only a regular file can be read again (a named pipe's second open
     // would wait for a writer that has gone)
-    if !std::fs::metadata(path.as_ref()).is_ok_and(|m| m.is_file()) {
-        return Ok(None);
-    }
+    let len = match std::fs::metadata(path.as_ref()) {
+        Ok(m) if m.is_file() => m.len(),
+        _ => return Ok(None),
+    };
     match open_reader(path.as_ref())? {
         Reader::Jsonl(mut r) => {
             for _ in 0..=index {
@@ -228,10 +229,6 @@ pub fn locate(path: impl AsRef<Path>, index: u64) -> Result<Option<Location>, St
             Ok(Some(Location::Line(r.line())))
         }
         Reader::Bin(r) => {
-            let name = path.as_ref().display().to_string();
-            let len = std::fs::metadata(path.as_ref())
-                .map_err(|e| StreamError::io(&name, e))?
-                .len();
             let at = index
                 .checked_mul(RECORD_SIZE as u64)
                 .and_then(|b| b.checked_add(r.header_len()));
@@ -252,13 +249,16 @@ fn open_reader(path: &Path) -> Result<Reader, StreamError> {
     let name = path.display().to_string();
     let file = File::open(path).map_err(|e| StreamError::io(&name, e))?;
     let mut rd = BufReader::with_capacity(1 << 16, file);
-    let head = rd.fill_buf().map_err(|e| StreamError::io(&name, e))?;
-    // a BOM's first byte is enough (a pipe's first read may hold only it)
-    let (first, bom) = (head.first().copied(), head.first() == jsonl::BOM.first());
+    let first = rd
+        .fill_buf()
+        .map_err(|e| StreamError::io(&name, e))?
+        .first()
+        .copied();
     let format = match first {
         Some(MAGIC_FIRST) => Format::Bin,
-        _ if bom => Format::Jsonl,
-        Some(b'{' | b'#' | b' ' | b'\t' | b'\r' | b'\n') => Format::Jsonl,
+        // a byte-order mark's first byte is enough (a pipe's first read may
+        // hold only it)
+        Some(b'{' | b'#' | b' ' | b'\t' | b'\r' | b'\n' | 0xEF) => Format::Jsonl,
         _ => match Format::from_path(path) {
             Some(f) => f,
             None => {
