@@ -343,6 +343,73 @@ pub mod svg {
         super::short(m)
     }
 
+    /// Upper bound of the width in pixels of `s` at font size `px` in the
+    /// charts' sans-serif (a digit or capital is about 0.6 em, most lower-case
+    /// letters less): what a label's room is computed from, so that no label
+    /// is clipped by the chart's edge or runs into its neighbour.
+    fn text_width(s: &str, px: f64) -> f64 {
+        s.chars().count() as f64 * 0.62 * px
+    }
+
+    /// Slant of the workload labels under grouped bars, in degrees.
+    const SLANT: f64 = 40.0;
+
+    /// How far a label slanted by [`SLANT`] and anchored at its end reaches
+    /// to the left of its anchor and below it (11-pixel font).
+    fn slanted_extent(s: &str) -> (f64, f64) {
+        let (w, a) = (text_width(s, 11.0), SLANT.to_radians());
+        (w * a.cos(), w * a.sin() + 11.0 * a.cos())
+    }
+
+    /// `name` broken into at most `max_lines` lines of at most `fit` pixels
+    /// in bold 11-pixel text (bold is about 10 % wider), after a `_`, `-`,
+    /// `.` or space where it can be, inside a word where it must; what does
+    /// not fit in the last line is cut and ends in `…` (the chart keeps the
+    /// whole name in the label's tooltip).
+    fn wrap_label(name: &str, fit: f64, max_lines: usize) -> Vec<String> {
+        let cap = ((fit / (1.1 * text_width("x", 11.0))).floor() as usize).max(2);
+        // pieces that each end after a separator
+        let mut pieces: Vec<String> = Vec::new();
+        let mut cur = String::new();
+        for c in name.chars() {
+            cur.push(c);
+            if matches!(c, '_' | '-' | '.' | ' ') {
+                pieces.push(std::mem::take(&mut cur));
+            }
+        }
+        if !cur.is_empty() {
+            pieces.push(cur);
+        }
+        let mut lines: Vec<String> = vec![String::new()];
+        for p in pieces {
+            let mut p = p.as_str();
+            while !p.is_empty() {
+                let last = lines.last_mut().expect("one line at least");
+                let room = cap - last.chars().count();
+                let n = p.chars().count();
+                if n <= room {
+                    last.push_str(p);
+                    break;
+                }
+                if last.is_empty() || n > cap {
+                    // a piece longer than a line: fill this line with its start
+                    let cut = p.char_indices().nth(room).map_or(p.len(), |x| x.0);
+                    last.push_str(&p[..cut]);
+                    p = &p[cut..];
+                }
+                lines.push(String::new());
+            }
+        }
+        lines.retain(|l| !l.is_empty());
+        if lines.len() > max_lines {
+            lines.truncate(max_lines);
+            let last = &mut lines[max_lines - 1];
+            let keep: String = last.chars().take(cap - 1).collect();
+            *last = keep + "…";
+        }
+        lines
+    }
+
     /// Figure 11: normalised stacked bars, one group per workload, one bar per method.
     pub fn stacks(r: &Report) -> String {
         let bar = 11.0;
@@ -444,13 +511,25 @@ pub mod svg {
                     short(m)
                 );
             }
-            let _ = writeln!(
+            // the name on up to three lines under the group (a trace's name is
+            // often wider than the group); the whole name in its tooltip
+            let _ = write!(
                 s,
-                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-weight=\"bold\">{}</text>",
+                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-weight=\"bold\"><title>{}</title>",
                 gx + (group - 14.0) / 2.0,
                 top + plot_h + 62.0,
                 esc(&st.name)
             );
+            for (n, line) in wrap_label(&st.name, group - 4.0, 3).iter().enumerate() {
+                let _ = write!(
+                    s,
+                    "<tspan x=\"{:.1}\" dy=\"{}\">{}</tspan>",
+                    gx + (group - 14.0) / 2.0,
+                    if n == 0 { 0 } else { 13 },
+                    esc(line)
+                );
+            }
+            s.push_str("</text>\n");
         }
         legend(&mut s, w - 140.0, top, &COMPONENTS, &COLOURS);
         s.push_str("</svg>\n");
@@ -482,7 +561,15 @@ pub mod svg {
     ) -> String {
         let bar = 10.0;
         let group = series.len() as f64 * bar + 14.0;
-        let left = 55.0;
+        // room for the slanted workload labels: on the left for the reach of
+        // each (anchored at its group's middle), below for the longest
+        let anchor = |i: usize| 8.0 + i as f64 * group + (group - 14.0) / 2.0;
+        let (mut left, mut below) = (55.0f64, 80.0f64);
+        for (i, name) in groups.iter().enumerate() {
+            let (reach, drop) = slanted_extent(name);
+            left = left.max(reach - anchor(i) + 6.0);
+            below = below.max(14.0 + drop + 8.0);
+        }
         let top = 60.0;
         let ph = 260.0;
         let mut hi = 0.0f64;
@@ -498,7 +585,7 @@ pub mod svg {
         let hi = ((hi / step).ceil() * step).max(step);
         let scale = ph / hi;
         let w = left + groups.len() as f64 * group + 170.0;
-        let h = top + ph + 80.0;
+        let h = top + ph + below;
         let mut s = head(w, h);
         let _ = writeln!(
             s,
@@ -547,8 +634,8 @@ pub mod svg {
             }
             let _ = writeln!(
                 s,
-                "<text transform=\"translate({:.1},{:.1}) rotate(-40)\" text-anchor=\"end\">{}</text>",
-                gx + (group - 14.0) / 2.0,
+                "<text transform=\"translate({:.1},{:.1}) rotate(-{SLANT})\" text-anchor=\"end\">{}</text>",
+                left + anchor(i),
                 y0 + 14.0,
                 esc(name)
             );
@@ -656,6 +743,105 @@ pub mod svg {
                 .unwrap_or(0.0)
         };
         (attr("width"), attr("height"))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        /// A trace's name is wider than its group of bars in `stacks.svg`: it
+        /// is broken after its separators into lines that fit, and nothing is
+        /// lost unless three lines cannot hold it.
+        #[test]
+        fn group_labels_wrap_to_fit_their_group() {
+            let fit = 105.0; // the width of a group of 7 bars, less a margin
+            let cap = (fit / (1.1 * text_width("x", 11.0))).floor() as usize;
+            for name in [
+                "balanced",
+                "xz6_x86_skip50M_13M",
+                "sqlite3_x86_skip100M_13M",
+                "a-very.long name_with_many_parts_indeed",
+                "oneverylongwordwithoutanyseparatoratall",
+            ] {
+                let lines = wrap_label(name, fit, 3);
+                assert!(lines.len() <= 3, "{name}: {lines:?}");
+                for l in &lines {
+                    assert!(
+                        !l.is_empty() && l.chars().count() <= cap,
+                        "{name}: {l:?} is not 1..={cap} characters"
+                    );
+                }
+                if name.chars().count() <= 2 * cap {
+                    assert_eq!(lines.concat(), name, "{name}: {lines:?}");
+                }
+            }
+            assert_eq!(wrap_label("balanced", fit, 3), ["balanced"]);
+            assert_eq!(
+                wrap_label("sqlite3_x86_skip100M_13M", fit, 3),
+                ["sqlite3_x86_", "skip100M_13M"]
+            );
+            let cut = wrap_label(&"ab_".repeat(40), fit, 3);
+            assert!(cut[2].ends_with('…'), "{cut:?}");
+        }
+
+        /// The slanted workload labels of the grouped charts stay inside the
+        /// chart: the margins grow with the longest name (a name 60
+        /// characters long once reached 100 pixels past the bottom edge and
+        /// ran off the left one).
+        #[test]
+        fn slanted_labels_stay_inside_the_chart() {
+            let geometry = |names: &[&str]| {
+                let groups: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+                let svg = grouped(
+                    "t",
+                    "",
+                    &groups,
+                    &["a", "b"],
+                    &["#000", "#111"],
+                    &|_, _| Some(1.0),
+                    10.0,
+                );
+                let (w, h) = size_of(&svg);
+                // the anchors of the labels, in order
+                let anchors: Vec<(f64, f64)> = svg
+                    .match_indices("rotate(-40)")
+                    .map(|(at, _)| {
+                        let t = &svg[..at];
+                        let open = t.rfind("translate(").unwrap() + "translate(".len();
+                        let (x, y) = t[open..].trim_end_matches(") ").split_once(',').unwrap();
+                        (x.parse().unwrap(), y.parse().unwrap())
+                    })
+                    .collect();
+                (w, h, anchors)
+            };
+            let long = "x".repeat(60);
+            for names in [
+                vec!["mlp", "chase"],
+                vec![long.as_str(), "mlp"],
+                vec!["mlp", long.as_str()],
+            ] {
+                let (w, h, anchors) = geometry(&names);
+                assert_eq!(anchors.len(), names.len());
+                for (name, (x, y)) in names.iter().zip(anchors) {
+                    let (reach, drop) = slanted_extent(name);
+                    assert!(
+                        x - reach >= 0.0,
+                        "{name}: reaches {:.0} px left of the edge",
+                        reach - x
+                    );
+                    assert!(
+                        y + drop <= h,
+                        "{name}: reaches {:.0} px below the edge",
+                        y + drop - h
+                    );
+                    assert!(x <= w);
+                }
+            }
+            // the margins do not grow for names that already fit
+            let (_, h, anchors) = geometry(&["mlp", "chase"]);
+            assert_eq!(h, 60.0 + 260.0 + 80.0);
+            assert_eq!(anchors[0].0, 55.0 + 8.0 + 10.0);
+        }
     }
 }
 
