@@ -5,7 +5,7 @@ BIN   := target/release/cpistack
 # The shared ChampSim traces live beside the repository.
 TRACES ?= ../shared/traces
 
-.PHONY: test-deps all build release demo verify lint fmt test smoke bench clean waves screenshot stacks-smoke paper
+.PHONY: test-deps all build release demo verify lint fmt test smoke bench clean waves screenshot stacks-smoke paper report-screenshot
 
 all: build
 
@@ -90,6 +90,23 @@ screenshot: waves
 	  'gtkwave -S zoom_full.tcl $(SCENARIO).vcd fmt.gtkw > gtkwave-screenshot.log 2>&1 & pid=$$!; \
 	   sleep 6; import -window root $(SCENARIO).png; kill $$pid'
 	@test -s waves/$(SCENARIO).png && echo "screenshot: waves/$(SCENARIO).png"
+
+## report-screenshot: render REPORT/index.html (default report/, from `make paper`)
+## in headless Chromium to REPORT/index.png, to see the page as a reader does
+## (installs Debian's chromium-headless-shell if no Chromium is found).
+REPORT ?= report
+report-screenshot:
+	@test -f $(REPORT)/index.html || { echo "no $(REPORT)/index.html (run: make paper)"; exit 1; }
+	@browser=$$(command -v chromium-headless-shell chromium chromium-browser google-chrome | head -1); \
+	if [ -z "$$browser" ]; then echo "installing chromium-headless-shell"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends chromium-headless-shell; \
+	  browser=$$(command -v chromium-headless-shell); fi; \
+	rm -f $(REPORT)/index.png; \
+	headless=$$(case $$browser in *headless-shell) ;; *) echo --headless ;; esac); \
+	timeout 120 $$browser $$headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,4400 \
+	  --screenshot=$(abspath $(REPORT))/index.png file://$(abspath $(REPORT))/index.html > target/chromium.log 2>&1 || { cat target/chromium.log; exit 1; }
+	@test -s $(REPORT)/index.png && echo "screenshot: $(REPORT)/index.png"
 
 clean:
 	$(CARGO) clean
