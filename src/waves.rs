@@ -928,7 +928,13 @@ pub fn filter_files() -> Vec<(&'static str, String)> {
 /// VCD of the default parameters (64 rows, 128 ROB entries, 16-bit locals, 48-bit
 /// globals) whose file name is `dumpfile` (relative to the save file).
 pub fn gtkw(variant: Variant, dumpfile: &str) -> String {
-    let p = Params::default().with_variant(variant);
+    gtkw_for(&Params::default().with_variant(variant), dumpfile)
+}
+
+/// The GTKWave save file for a VCD of the unit `p` (its variant, the widths of
+/// its registers, its first rows up to 8) whose file name is `dumpfile`.
+pub fn gtkw_for(p: &Params, dumpfile: &str) -> String {
+    let (p, variant) = (*p, p.variant);
     let w = hw::Widths::of(&p);
     let fmt = variant == Variant::Fmt;
     let mut s = String::new();
@@ -1060,7 +1066,7 @@ pub fn gtkw(variant: Variant, dumpfile: &str) -> String {
     filtered(&mut out, "err_rule.txt", "top.err.rule[3:0]".into());
     end(&mut out, "error", false);
     group(&mut out, "rows", false);
-    for r in 0..8 {
+    for r in 0..p.fmt_rows.min(8) {
         let closed = r >= 3;
         let g = format!("row{r:02}");
         group(&mut out, &g, closed);
@@ -1096,11 +1102,30 @@ pub fn gtkw(variant: Variant, dumpfile: &str) -> String {
 /// Write the GTKWave layout into `dir`: `fmt.gtkw` (pointing at
 /// `mispredict.vcd`), `sfmt.gtkw` (at `mispredict-sfmt.vcd`) and the filter files.
 pub fn write_layout(dir: &Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    write_layout_for(dir, "mispredict", &Params::default())
+}
+
+/// [`write_layout`] for the waveforms `<scenario>.vcd` and
+/// `<scenario>-sfmt.vcd` of a unit of parameters `p` (either variant).
+pub fn write_layout_for(
+    dir: &Path,
+    scenario: &str,
+    p: &Params,
+) -> anyhow::Result<Vec<std::path::PathBuf>> {
     crate::paths::create_dir(dir, "the layout's directory")?;
     let mut files = Vec::new();
     for (name, text) in filter_files().into_iter().chain([
-        ("fmt.gtkw", gtkw(Variant::Fmt, "mispredict.vcd")),
-        ("sfmt.gtkw", gtkw(Variant::Sfmt, "mispredict-sfmt.vcd")),
+        (
+            "fmt.gtkw",
+            gtkw_for(&p.with_variant(Variant::Fmt), &format!("{scenario}.vcd")),
+        ),
+        (
+            "sfmt.gtkw",
+            gtkw_for(
+                &p.with_variant(Variant::Sfmt),
+                &format!("{scenario}-sfmt.vcd"),
+            ),
+        ),
     ]) {
         let p = dir.join(name);
         std::fs::write(&p, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?;
@@ -1265,16 +1290,26 @@ pub fn write_scenarios(a: &WavesCmdArgs) -> anyhow::Result<Vec<std::path::PathBu
     Ok(out)
 }
 
-/// `cpistack waves`.
+/// `cpistack waves`. The layout points at `mispredict.vcd` when it is among
+/// the scenarios written, else at the first one written, and has that
+/// scenario's register widths and rows.
 pub fn cmd(a: &WavesCmdArgs) -> anyhow::Result<()> {
     crate::paths::create_dir(&a.out, "--out")?;
     let mut files = write_scenarios(a)?;
-    files.extend(write_layout(&a.out)?);
+    let all = crate::scenarios::all();
+    let chosen = |name: &str| a.scenarios.is_empty() || a.scenarios.iter().any(|n| n == name);
+    let shown = all
+        .iter()
+        .find(|s| s.name == "mispredict" && chosen(s.name))
+        .or_else(|| all.iter().find(|s| chosen(s.name)))
+        .expect("write_scenarios checked every name");
+    files.extend(write_layout_for(&a.out, shown.name, &shown.params)?);
     println!(
-        "wrote {} files (scenario waveforms, GTKWave layout and filters) to {}; open one with: cd {} && gtkwave mispredict.vcd fmt.gtkw",
+        "wrote {} files (scenario waveforms, GTKWave layout and filters) to {}; open one with: cd {} && gtkwave {}.vcd fmt.gtkw",
         files.len(),
         a.out.display(),
-        a.out.display()
+        a.out.display(),
+        shown.name
     );
     Ok(())
 }
