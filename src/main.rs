@@ -253,6 +253,7 @@ fn agreed(v: Variant, cycles: u64, seed: u64) -> String {
 fn cmd_check(a: &CheckArgs) -> Result<()> {
     debug_assert!(a.random);
     let base = a.params.apply(Params::default())?;
+    a.waves.check_variants(&a.variant.list())?;
     for (k, v) in a.variant.list().into_iter().enumerate() {
         let p = base.with_variant(v);
         let mut ls = LockStep::new(p)?.with_seed(a.seed);
@@ -372,6 +373,7 @@ fn cmd_replay(a: &ReplayArgs) -> Result<()> {
         Some(v) => v.list(),
         None => vec![fp.variant],
     };
+    a.waves.check_variants(&variants)?;
     a.waves.refuse_overwrite(&a.file, &variants)?;
     let mut units = variants
         .iter()

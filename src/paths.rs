@@ -40,6 +40,12 @@ pub fn part_path(path: &Path) -> std::path::PathBuf {
     resolve(path).map_or_else(|| path.to_path_buf(), |t| with_part(&t))
 }
 
+/// Whether `path` is written directly, not through `FILE.part` ([`part_path`]):
+/// a named pipe, a device, a socket, or a path through `/dev` or `/proc`.
+pub fn written_directly(path: &Path) -> bool {
+    resolve(path).is_none()
+}
+
 /// `t` with `.part` after its file name.
 fn with_part(t: &Path) -> std::path::PathBuf {
     let mut name = t.file_name().unwrap_or_default().to_os_string();

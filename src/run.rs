@@ -258,6 +258,7 @@ pub fn simulate(args: &RunArgs) -> Result<RunReport> {
         outs.extend(args.waves.path(k, v).map(|p| ("--vcd", p)));
     }
     crate::paths::distinct_outputs(&outs)?;
+    args.waves.check_variants(&args.variant.list())?;
     match &args.trace {
         Some(path) => {
             if let Some(ev) = &args.events {
@@ -301,10 +302,12 @@ fn simulate_core<S: sim::InstrSource>(
             let fmt =
                 events::stream::Format::from_path(path).unwrap_or(events::stream::Format::Jsonl);
             crate::paths::output_file(path, "--events")?;
+            // the header names the variant run (the first, with both), so
+            // that a plain `replay` drives what this run drove
             Some(events::stream::create(
                 crate::paths::part_path(path),
                 fmt,
-                &params,
+                &params.with_variant(args.variant.list()[0]),
             )?)
         }
         None => None,

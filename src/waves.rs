@@ -1178,6 +1178,25 @@ impl WaveArgs {
         Ok(Some(Traced { path, tracer: t }))
     }
 
+    /// Fails, before any work, if the VCDs of `variants` cannot all be
+    /// written: with two variants the second goes to FILE with `-sfmt` before
+    /// its extension, which is not a place for a FILE written directly
+    /// (`/dev/stdout`, a named pipe: its `-sfmt` sibling would be a new file
+    /// in `/dev`, or beside the pipe, that nobody reads).
+    pub fn check_variants(&self, variants: &[Variant]) -> anyhow::Result<()> {
+        match &self.vcd {
+            Some(p) if variants.len() > 1 && crate::paths::written_directly(p) => {
+                anyhow::bail!(
+                    "--vcd {}: two variants need a file each, and this one is written \
+                     directly (a pipe, a device, or a path through /dev or /proc); \
+                     choose one with --variant fmt or --variant sfmt, or give a regular file",
+                    p.display()
+                )
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Fails if a VCD this run would write is the input file `input`.
     pub fn refuse_overwrite(&self, input: &Path, variants: &[Variant]) -> anyhow::Result<()> {
         for (k, &v) in variants.iter().enumerate() {

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use cpistack::run::{simulate, MachineArgs, RunArgs, VariantArg};
 use cpistack::stacks::{run_study, Settings, Source, StacksArgs};
+use events::CounterUnit;
 
 /// A fresh scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {
@@ -294,5 +295,65 @@ fn a_configuration_key_set_twice_is_refused_and_a_bad_file_is_named() {
         e.contains("with the --set overrides: `core.rob_entries`"),
         "{e}"
     );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `--vcd` written directly (`/dev/stdout`, a named pipe) holds one variant:
+/// with two, the second's `-sfmt` file would be a new file in `/dev` (or
+/// beside the pipe) that nobody reads, so the run is refused before it
+/// starts; with one variant it is written.
+#[test]
+fn a_direct_vcd_with_two_variants_is_refused_before_the_run() {
+    let d = scratch("direct");
+    let t = tiny_trace(&d, 3_000);
+    let mut a = trace_args(&t, 100, 1_000);
+    a.variant = VariantArg::Both;
+    a.waves.vcd = Some(PathBuf::from("/dev/null"));
+    let e = format!("{:#}", simulate(&a).err().expect("refused"));
+    assert!(
+        e.contains("--vcd /dev/null: two variants need a file each") && e.contains("--variant fmt"),
+        "{e}"
+    );
+    assert!(!Path::new("/dev/null-sfmt").exists());
+    a.variant = VariantArg::Sfmt;
+    simulate(&a).expect("one variant into /dev/null");
+    // a regular file takes both (FILE and FILE-sfmt)
+    a.variant = VariantArg::Both;
+    a.waves.vcd = Some(d.join("w.vcd"));
+    simulate(&a).unwrap();
+    assert!(d.join("w.vcd").exists() && d.join("w-sfmt.vcd").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The stream `run --events` records names the variant the run drove (the
+/// first with both), so that a plain `replay` of it drives the same unit and
+/// prints the same counters; it used to say `fmt` whatever was run.
+#[test]
+fn a_recorded_stream_replays_the_variant_that_was_run() {
+    let d = scratch("variant");
+    for (v, want) in [
+        (VariantArg::Sfmt, events::Variant::Sfmt),
+        (VariantArg::Fmt, events::Variant::Fmt),
+        (VariantArg::Both, events::Variant::Fmt),
+    ] {
+        let mut a = crate::sim::args("branchy", 5_000, 1);
+        a.variant = v;
+        a.check = false;
+        let ev = d.join("run.bin");
+        a.events = Some(ev.clone());
+        let r = simulate(&a).unwrap();
+        let (p, it) = events::stream::open(&ev).unwrap();
+        assert_eq!(p.variant, want, "{v:?}");
+        let mut u = hw::Unit::new(p).unwrap();
+        for b in it {
+            u.step(&b.unwrap());
+        }
+        let ran = &r.units[want.name()];
+        assert_eq!(
+            cpistack::report::StackReport::from_unit(&u).counters,
+            ran.counters,
+            "{v:?}: the replay's counters are the run's"
+        );
+    }
     let _ = std::fs::remove_dir_all(&d);
 }
