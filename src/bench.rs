@@ -13,7 +13,11 @@ use crate::check::LockStep;
 /// Figures by name, in the order measured.
 #[derive(Default, Debug)]
 pub struct Figures {
+    /// Rates (per second), whole numbers in JSON.
     pub items: Vec<(String, f64)>,
+    /// Other measured quantities (e.g. bytes a cycle), one decimal in JSON.
+    pub values: BTreeMap<String, f64>,
+    /// Words, not figures (the kernel measured, a figure skipped and why).
     pub notes: BTreeMap<String, String>,
 }
 
@@ -26,6 +30,9 @@ impl Figures {
         for (k, v) in &self.items {
             m.insert(k.clone(), serde_json::json!(v.round()));
         }
+        for (k, v) in &self.values {
+            m.insert(k.clone(), serde_json::json!((v * 10.0).round() / 10.0));
+        }
         for (k, v) in &self.notes {
             m.insert(k.clone(), serde_json::json!(v));
         }
@@ -35,6 +42,9 @@ impl Figures {
         let mut s = String::new();
         for (k, v) in &self.items {
             s.push_str(&format!("{k:<32} {:>14.3} M/s\n", v / 1e6));
+        }
+        for (k, v) in &self.values {
+            s.push_str(&format!("{k:<32} {v:>14.1}\n"));
         }
         for (k, v) in &self.notes {
             s.push_str(&format!("{k:<32} {v}\n"));
@@ -211,10 +221,8 @@ pub fn wave_figures(cycles: usize, reps: usize, figs: &mut Figures) -> anyhow::R
         return Err(e.context("vcd benchmark"));
     }
     figs.push("vcd_fmt_cycles_per_s", r);
-    figs.notes.insert(
-        "vcd_fmt_bytes_per_cycle".into(),
-        format!("{:.1}", bytes as f64 / n as f64),
-    );
+    figs.values
+        .insert("vcd_fmt_bytes_per_cycle".into(), bytes as f64 / n as f64);
     Ok(())
 }
 
@@ -279,4 +287,26 @@ pub fn sim_figures(figs: &mut Figures) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `bench --json` gives every figure as a JSON number (rates whole, other
+    /// quantities to one decimal) and only the notes as strings, so that a
+    /// script can compare the figures; `vcd_fmt_bytes_per_cycle` was once a
+    /// string (`"160.5"`).
+    #[test]
+    fn json_figures_are_numbers() {
+        let mut f = Figures::default();
+        f.push("hw_fmt_cycles_per_s", 33_512_345.6);
+        f.values.insert("vcd_fmt_bytes_per_cycle".into(), 160.54);
+        f.notes.insert("hw_kernel".into(), "avx2".into());
+        let j = f.json();
+        assert_eq!(j["hw_fmt_cycles_per_s"], serde_json::json!(33_512_346.0));
+        assert_eq!(j["vcd_fmt_bytes_per_cycle"], serde_json::json!(160.5));
+        assert_eq!(j["hw_kernel"], serde_json::json!("avx2"));
+        assert!(f.text().contains("vcd_fmt_bytes_per_cycle"));
+    }
 }

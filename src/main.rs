@@ -198,10 +198,10 @@ struct BenchArgs {
     #[arg(long)]
     json: bool,
     /// Cycles in the in-memory stream.
-    #[arg(long, default_value_t = 10_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 10_000_000, value_parser = cpistack::run::at_least_one::<u64>)]
     cycles: u64,
     /// Repetitions (the best is reported).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 3, value_parser = cpistack::run::at_least_one::<u32>)]
     reps: u32,
 }
 
@@ -605,7 +605,15 @@ mod tests {
                 clap::error::ErrorKind::ValueValidation,
                 "{cmd}: {e}"
             );
+            assert!(
+                e.to_string().contains(
+                    "invalid value '0' for '--instructions <INSTRUCTIONS>': must be at least 1"
+                ),
+                "{cmd}: {e}"
+            );
             assert!(parse(&[cmd, "--instructions", "1"]).is_ok(), "{cmd}");
+            let e = parse(&[cmd, "--instructions", "x"]).err().expect(cmd);
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
         }
     }
 

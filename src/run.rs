@@ -111,7 +111,7 @@ pub struct RunArgs {
     pub skip: u64,
     /// Instructions to measure (committed with counting on). A source that
     /// ends before the warm-up and these are done is an error.
-    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 1_000_000, value_parser = at_least_one::<u64>)]
     pub instructions: u64,
     /// Instructions committed with `count_enable` off first.
     #[arg(long, default_value_t = 100_000)]
@@ -241,6 +241,19 @@ impl Drive {
             w.write(ev)?;
         }
         Ok(())
+    }
+}
+
+/// `--instructions` and the like: a whole number of at least 1 (clap's own
+/// range check would say `0 is not in 1..18446744073709551615`).
+pub fn at_least_one<T: std::str::FromStr + Default + PartialEq>(s: &str) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    match s.parse::<T>() {
+        Ok(n) if n == T::default() => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
     }
 }
 

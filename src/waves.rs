@@ -68,8 +68,8 @@ pub enum WavesError {
     Dir(String),
     #[error("`--window {0}`: expected FROM:TO (cycles, FROM < TO), e.g. 1000:2000")]
     BadWindow(String),
-    #[error("the window {from}:{to} starts after the last cycle of the run (it had {cycles} cycles): nothing to dump")]
-    WindowNotReached { from: u64, to: u64, cycles: u64 },
+    #[error("the window {window} starts after the last cycle of the run (it had {cycles} cycles): nothing to dump")]
+    WindowNotReached { window: Window, cycles: u64 },
 }
 
 impl From<io::Error> for WavesError {
@@ -91,6 +91,20 @@ impl Window {
         from: 0,
         to: u64::MAX,
     };
+}
+
+/// `FROM:TO` as `--window` takes it, an open end empty (`1000:`, `:500`).
+impl std::fmt::Display for Window {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.from > 0 {
+            write!(f, "{}", self.from)?;
+        }
+        f.write_str(":")?;
+        if self.to < u64::MAX {
+            write!(f, "{}", self.to)?;
+        }
+        Ok(())
+    }
 }
 
 impl std::str::FromStr for Window {
@@ -812,8 +826,7 @@ impl<W: Write> VcdTracer<W> {
     pub fn finish(mut self) -> Result<W, WavesError> {
         if !self.started {
             return Err(WavesError::WindowNotReached {
-                from: self.window.from,
-                to: self.window.to,
+                window: self.window,
                 cycles: self.next,
             });
         }
@@ -1368,6 +1381,11 @@ mod tests {
         assert_eq!("7:".parse::<Window>().unwrap().to, u64::MAX);
         assert!("5:5".parse::<Window>().is_err());
         assert!("x".parse::<Window>().is_err());
+        // shown as written, an open end empty (not 18446744073709551615)
+        for w in ["10:20", ":5", "7:", ":"] {
+            assert_eq!(w.parse::<Window>().unwrap().to_string(), w);
+        }
+        assert_eq!("0:1_000".parse::<Window>().unwrap().to_string(), ":1000");
     }
 
     #[test]

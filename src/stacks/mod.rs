@@ -666,7 +666,7 @@ pub struct StacksArgs {
     #[arg(long = "trace", value_name = "FILE")]
     pub trace: Vec<PathBuf>,
     /// Instructions measured per run.
-    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 1_000_000, value_parser = crate::run::at_least_one::<u64>)]
     pub instructions: u64,
     /// Instructions committed before counting starts.
     #[arg(long, default_value_t = 200_000)]
