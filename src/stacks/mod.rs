@@ -722,15 +722,20 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
             }
         }
     }
-    for t in args.traces.iter().chain(&args.trace) {
+    let given = args
+        .traces
+        .iter()
+        .map(|t| ("--traces", t))
+        .chain(args.trace.iter().map(|t| ("--trace", t)));
+    for (opt, t) in given {
         if !t.is_file() {
-            bail!("--traces: {} is not a readable file", t.display());
+            bail!("{opt}: {} is not a readable file", t.display());
         }
         let s = Source::Trace(t.clone());
         // the name is a field of stacks.csv and penalties.csv
         if s.name().contains([',', '"', '\n', '\r']) {
             bail!(
-                "--traces: {}: its name `{}` has a comma, quote or line break, which the CSV outputs cannot hold; rename the file",
+                "{opt}: {}: its name `{}` has a comma, quote or line break, which the CSV outputs cannot hold; rename the file",
                 t.display(),
                 s.name()
             );
@@ -746,7 +751,7 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
                 Source::Workload { .. } => "the workload".to_string(),
             };
             bail!(
-                "--traces: {} would be named `{}` in the outputs, as {other} is; rename the file",
+                "{opt}: {} would be named `{}` in the outputs, as {other} is; rename the file",
                 t.display(),
                 s.name()
             );
@@ -863,6 +868,16 @@ mod tests {
         );
         let e = sources_of(&["--workloads", "mlp", "--trace", &a]).unwrap_err();
         assert!(e.to_string().contains("as the workload is"), "{e}");
+        assert!(e.to_string().starts_with("--trace: "), "{e}");
+        // each error names the option the path came with
+        let missing = dir.join("nosuch.xz").display().to_string();
+        for opt in ["--trace", "--traces"] {
+            let e = sources_of(&["--workloads", "none", opt, &missing]).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("{opt}: {missing} is not a readable file")
+            );
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -134,6 +134,7 @@ fn check_fixed(b: &[u8]) -> Result<usize, StreamError> {
     let version = u16_at(b, 8);
     if version != VERSION {
         return Err(StreamError::UnsupportedVersion {
+            at: super::Location::Offset(8),
             format: super::Format::Bin,
             found: version.into(),
             supported: VERSION.into(),

@@ -388,6 +388,7 @@ fn parse_header(text: &str, line: u64) -> Result<Params, StreamError> {
         Some(Value::Number(n)) if n.as_u64() == Some(VERSION) => {}
         Some(Value::Number(n)) if n.as_u64().is_some() => {
             return Err(StreamError::UnsupportedVersion {
+                at: super::Location::Line(line),
                 format: Format::Jsonl,
                 found: n.as_u64().unwrap_or_default(),
                 supported: VERSION,

@@ -120,8 +120,10 @@ pub enum StreamError {
     #[error("line {line}: bad header: {msg}")]
     BadHeader { line: u64, msg: String },
     /// A format version this reader does not know.
-    #[error("{format} stream format version {found} is not supported (this reader reads version {supported})")]
+    #[error("{at}: {format} stream format version {found} is not supported (this reader reads version {supported})")]
     UnsupportedVersion {
+        /// The header line (JSONL) or the version field's byte (binary).
+        at: Location,
         format: Format,
         found: u64,
         supported: u64,

@@ -374,6 +374,7 @@ fn jsonl_header_errors() {
         matches!(
             e,
             StreamError::UnsupportedVersion {
+                at: Location::Line(2),
                 format: Format::Jsonl,
                 found: 2,
                 supported: 1
@@ -647,6 +648,7 @@ fn bin_corrupted_header() {
         matches!(
             e,
             StreamError::UnsupportedVersion {
+                at: Location::Offset(8),
                 format: Format::Bin,
                 found: 2,
                 supported: 1
