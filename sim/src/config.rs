@@ -372,7 +372,7 @@ impl Config {
             serde_json::from_str(text).map_err(|e| err(&e))?
         };
         let mut v = serde_json::to_value(Config::default()).expect("config serialises");
-        overlay(&mut v, given);
+        overlay(&mut v, given, "").map_err(|e| err(&e))?;
         serde_json::from_value(v).map_err(|e| err(&e))
     }
 
@@ -753,19 +753,55 @@ impl Config {
 }
 
 /// Lay `over` on `base`: objects key by key (recursively), anything else replaced.
-fn overlay(base: &mut serde_json::Value, over: serde_json::Value) {
+/// Lay the keys `over` gives on `base` (the defaults), section by section;
+/// `path` is the dotted key of `base` (`""` at the top). A section given as
+/// anything but a table is refused: serde would take an array for a section,
+/// its fields by position and the rest at their type's defaults (`l2 = []` was
+/// a 16 KB L2), a machine that is neither the file's nor the default.
+fn overlay(
+    base: &mut serde_json::Value,
+    over: serde_json::Value,
+    path: &str,
+) -> Result<(), String> {
+    use serde_json::Value;
     match (base, over) {
-        (serde_json::Value::Object(b), serde_json::Value::Object(o)) => {
+        (Value::Object(b), Value::Object(o)) => {
             for (k, v) in o {
+                let key = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
                 match b.get_mut(&k) {
-                    Some(bv) => overlay(bv, v),
+                    Some(bv) => overlay(bv, v, &key)?,
                     None => {
                         b.insert(k, v);
                     }
                 }
             }
+            Ok(())
         }
-        (b, o) => *b = o,
+        (Value::Object(_), o) => {
+            let found = match o {
+                Value::Array(_) => "an array",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                Value::Bool(_) => "a boolean",
+                Value::Null => "null",
+                Value::Object(_) => "a table",
+            };
+            Err(if path.is_empty() {
+                format!(
+                    "expected a table of sections (`[l2]`, `{{\"l2\": {{...}}}}`), found {found}"
+                )
+            } else {
+                format!("`{path}` is a section: expected a table of its keys, found {found}")
+            })
+        }
+        (b, o) => {
+            *b = o;
+            Ok(())
+        }
     }
 }
 

@@ -358,3 +358,39 @@ fn a_configuration_file_may_start_with_a_byte_order_mark() {
         std::fs::remove_file(&path).unwrap();
     }
 }
+
+/// A section given as an array (or any value but a table) is refused with its
+/// key named: serde would read an array as the section's fields by position
+/// and leave the rest at their type's defaults, so `l2 = []` silently made a
+/// 16 KB L2 and `l2 = [2097152]` a 2 MB one with 4 ways and 2 cycles.
+#[test]
+fn a_section_that_is_not_a_table_is_refused() {
+    for (ext, text, key) in [
+        ("toml", "l2 = []\n", "`l2` is a section"),
+        ("toml", "l2 = [2097152]\n", "`l2` is a section"),
+        ("json", r#"{"l2": []}"#, "`l2` is a section"),
+        (
+            "json",
+            r#"{"l2": {"latency": 12}, "core": [128]}"#,
+            "`core` is a section",
+        ),
+        ("json", "[]", "expected a table of sections"),
+        (
+            "json",
+            r#"[{},{},{},{},{"latency":12}]"#,
+            "expected a table of sections",
+        ),
+    ] {
+        let path = std::env::temp_dir().join(format!("sim-array-{}.{ext}", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let e = Config::load(&path)
+            .map(|c| format!("accepted: {c:?}"))
+            .unwrap_or_else(|e| e.to_string());
+        assert!(
+            e.contains(key) && e.contains("found an array"),
+            "{text}: {e}"
+        );
+        assert!(e.contains(&path.display().to_string()), "{e}");
+        std::fs::remove_file(&path).unwrap();
+    }
+}
