@@ -451,6 +451,69 @@ pub fn reference_stack(order: &[Comp; 8], runs: &[u64; 9]) -> Stack {
     s
 }
 
+/// The two reference stacks (`reference`, `reference_inverse`) of a real
+/// run of `cycles` from the cycles of the idealised runs, named as in
+/// [`Study::ideal_runs`]; an error names a run that is missing.
+pub fn reference_stacks(
+    cycles: u64,
+    ideal_runs: &BTreeMap<String, u64>,
+) -> Result<BTreeMap<String, Stack>> {
+    let mut out = BTreeMap::new();
+    for (name, order) in [
+        ("reference", &STANDARD_ORDER),
+        ("reference_inverse", &INVERSE_ORDER),
+    ] {
+        let masks = order_masks(order);
+        let mut runs = [cycles; 9];
+        for (r, &m) in runs.iter_mut().zip(&masks) {
+            if m != 0 {
+                let k = ideal_name(m);
+                *r = *ideal_runs
+                    .get(&k)
+                    .with_context(|| format!("no idealised run `{k}`"))?;
+            }
+        }
+        out.insert(name.to_string(), reference_stack(order, &runs));
+    }
+    Ok(out)
+}
+
+/// The naive stacks (`naive`: all paths, `naive_nonspec`: the committed path)
+/// of a real run's counts under the machine `cfg`.
+pub fn naive_stacks(cfg: &sim::Config, st: &sim::Stats) -> [(String, Stack); 2] {
+    [
+        ("naive".into(), naive_stack(cfg, &st.all, st.cycles)),
+        (
+            "naive_nonspec".into(),
+            naive_stack(cfg, &st.committed, st.cycles),
+        ),
+    ]
+}
+
+/// Each method's average penalty per event (Figures 4, 6, 9): its component
+/// over the committed-path events (the naive method: all-path events).
+pub fn penalties_of(
+    stacks: &BTreeMap<String, Stack>,
+    st: &sim::Stats,
+) -> BTreeMap<String, Penalties> {
+    let per = |x: i64, n: u64| (n > 0).then(|| x as f64 / n as f64);
+    METHODS
+        .iter()
+        .filter_map(|&m| {
+            let sk = stacks.get(m)?;
+            let ev = if m == "naive" { &st.all } else { &st.committed };
+            Some((
+                m.to_string(),
+                Penalties {
+                    l1i: per(sk[Comp::L1i as usize], ev.l1i),
+                    bpred: per(sk[Comp::Bpred as usize], ev.mispredicts),
+                    l2d: per(sk[Comp::L2d as usize], ev.l2d),
+                },
+            ))
+        })
+        .collect()
+}
+
 /// Max over components of |share_m - share_ref| in percentage points.
 pub fn error_pp(m: &Stack, reference: &Stack, cycles: u64) -> f64 {
     let t = cycles.max(1) as f64;
@@ -481,34 +544,15 @@ fn study(
             );
         }
     }
-    let runs = |order: &[Comp; 8]| -> [u64; 9] {
-        let masks = order_masks(order);
-        let mut r = [0u64; 9];
-        for k in 0..9 {
-            r[k] = if masks[k] == 0 {
-                cycles
-            } else {
-                ideal[&masks[k]].0
-            };
-        }
-        r
-    };
-    let mut stacks = BTreeMap::new();
-    stacks.insert(
-        "reference".to_string(),
-        reference_stack(&STANDARD_ORDER, &runs(&STANDARD_ORDER)),
-    );
-    stacks.insert(
-        "reference_inverse".to_string(),
-        reference_stack(&INVERSE_ORDER, &runs(&INVERSE_ORDER)),
-    );
+    let ideal_runs: BTreeMap<String, u64> = ideal
+        .iter()
+        .map(|(&m, &(c, _))| (ideal_name(m), c))
+        .collect();
+    let mut stacks = reference_stacks(cycles, &ideal_runs)
+        .with_context(|| format!("{}: the reference", src.name()))?;
     stacks.insert("fmt".to_string(), counters_stack(&real.fmt));
     stacks.insert("sfmt".to_string(), counters_stack(&real.sfmt));
-    stacks.insert("naive".to_string(), naive_stack(&s.cfg, &st.all, cycles));
-    stacks.insert(
-        "naive_nonspec".to_string(),
-        naive_stack(&s.cfg, &st.committed, cycles),
-    );
+    stacks.extend(naive_stacks(&s.cfg, st));
     stacks.insert("power5".to_string(), real.power5.stack());
     for (k, c) in [("fmt", &real.fmt), ("sfmt", &real.sfmt)] {
         if c.get(Counter::Cycles) != cycles {
@@ -524,22 +568,7 @@ fn study(
         .iter()
         .map(|&m| (m.to_string(), error_pp(&stacks[m], &reference, cycles)))
         .collect();
-    let per = |x: i64, n: u64| (n > 0).then(|| x as f64 / n as f64);
-    let penalties = METHODS
-        .iter()
-        .map(|&m| {
-            let sk = &stacks[m];
-            let ev = if m == "naive" { &st.all } else { &st.committed };
-            (
-                m.to_string(),
-                Penalties {
-                    l1i: per(sk[Comp::L1i as usize], ev.l1i),
-                    bpred: per(sk[Comp::Bpred as usize], ev.mispredicts),
-                    l2d: per(sk[Comp::L2d as usize], ev.l2d),
-                },
-            )
-        })
-        .collect();
+    let penalties = penalties_of(&stacks, st);
     let o = &real.overlap;
     Ok(Study {
         name: src.name(),
@@ -557,10 +586,7 @@ fn study(
             overlap_cycles: o.overlap,
             fraction: o.fraction(),
         },
-        ideal_runs: ideal
-            .iter()
-            .map(|(&m, &(c, _))| (ideal_name(m), c))
-            .collect(),
+        ideal_runs,
         stats: st.clone(),
     })
 }
@@ -712,6 +738,9 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
         "none" | "" => {}
         list => {
             for w in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+                if ["all", "limits", "none"].contains(&w) {
+                    bail!("--workloads: `{w}` stands for a set of its own and cannot be listed with names (give `{w}` alone, or the names)");
+                }
                 let s = Source::workload(w, args.seed)?;
                 // a study is named by its source: a second one would repeat
                 // the first in every output and count twice in the averages
@@ -732,6 +761,12 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
             bail!("{opt}: {} is not a readable file", t.display());
         }
         let s = Source::Trace(t.clone());
+        if s.name().is_empty() {
+            bail!(
+                "{opt}: {}: its study would have an empty name (a trace is named by its file name up to the first `.`); rename the file",
+                t.display()
+            );
+        }
         // the name is a field of stacks.csv and penalties.csv
         if s.name().contains([',', '"', '\n', '\r']) {
             bail!(
@@ -746,6 +781,9 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
         // a study is named by its source; two traces of one name would be
         // indistinguishable in every output
         if let Some(o) = out.iter().find(|o| o.name() == s.name()) {
+            if matches!(o, Source::Trace(p) if crate::paths::same_file(p, t)) {
+                bail!("{opt}: {} is given twice", t.display());
+            }
             let other = match o {
                 Source::Trace(p) => format!("the trace {}", p.display()),
                 Source::Workload { .. } => "the workload".to_string(),
@@ -852,6 +890,13 @@ mod tests {
         assert_eq!(names(&["--workloads", " mlp, chase ,"]), ["mlp", "chase"]);
         let e = sources_of(&["--workloads", "mlp,chase, mlp"]).unwrap_err();
         assert_eq!(e.to_string(), "--workloads: `mlp` is named twice");
+        for set in ["all", "limits", "none"] {
+            let e = sources_of(&["--workloads", &format!("mlp,{set}")]).unwrap_err();
+            assert!(
+                e.to_string().contains(&format!("`{set}` stands for a set")),
+                "{e}"
+            );
+        }
 
         let dir = std::env::temp_dir().join(format!("cpistack-sources-t-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("b")).unwrap();
@@ -869,6 +914,34 @@ mod tests {
         let e = sources_of(&["--workloads", "mlp", "--trace", &a]).unwrap_err();
         assert!(e.to_string().contains("as the workload is"), "{e}");
         assert!(e.to_string().starts_with("--trace: "), "{e}");
+        // the same file twice, by two paths; a file whose name makes no name
+        let again = dir.join("b").join("..").join("mlp.champsimtrace.xz");
+        let e = sources_of(&[
+            "--workloads",
+            "none",
+            "--trace",
+            &a,
+            "--trace",
+            &again.display().to_string(),
+        ])
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("--trace: {} is given twice", again.display())
+        );
+        let nameless = dir.join(".champsimtrace.xz");
+        std::fs::write(&nameless, b"").unwrap();
+        let e = sources_of(&[
+            "--workloads",
+            "none",
+            "--trace",
+            &nameless.display().to_string(),
+        ])
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("its study would have an empty name"),
+            "{e}"
+        );
         // each error names the option the path came with
         let missing = dir.join("nosuch.xz").display().to_string();
         for opt in ["--trace", "--traces"] {

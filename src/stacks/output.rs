@@ -226,6 +226,15 @@ fn study_table(st: &Study) -> String {
     s
 }
 
+/// `s` as text in HTML or SVG: `&`, `<`, `>` and `"` as entities (a study is
+/// named after its trace file, whose name may hold any of them).
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 /// The one-page report.
 pub fn html(r: &Report) -> String {
     let mut s = String::new();
@@ -296,8 +305,8 @@ pub fn html(r: &Report) -> String {
         let _ = writeln!(
             s,
             "<details><summary>{} ({}, CPI {:.3}, overlap {:.2} %)</summary>{}</details>",
-            st.name,
-            st.kind,
+            esc(&st.name),
+            esc(&st.kind),
             st.cpi,
             100.0 * st.overlap.fraction,
             study_table(st)
@@ -324,12 +333,7 @@ pub mod svg {
         "#333333", "#888888", "#d62728", "#ff7f0e", "#1f77b4", "#17becf", "#9467bd",
     ];
 
-    fn esc(s: &str) -> String {
-        s.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-            .replace('"', "&quot;")
-    }
+    use super::esc;
 
     fn head(w: f64, h: f64) -> String {
         format!(
@@ -880,6 +884,18 @@ pub fn check_dir(dir: &Path) -> Result<()> {
                 "stacks.json: study `{name}`: errors_pp.{m} is {e:?}, expected a number >= 0"
             );
         }
+        for (key, keys, known) in [
+            ("stacks", st.stacks.keys().collect::<Vec<_>>(), &METHODS[..]),
+            ("penalties", st.penalties.keys().collect(), &METHODS[..]),
+            ("errors_pp", st.errors_pp.keys().collect(), &COMPARED[..]),
+        ] {
+            if let Some(k) = keys.iter().find(|k| !known.contains(&k.as_str())) {
+                bail!(
+                    "stacks.json: study `{name}`: {key}.{k}: not a method (the methods: {})",
+                    known.join(", ")
+                );
+            }
+        }
     }
     check_consistent(&r)?;
     let stacks_what = |row: &[&str]| {
@@ -921,7 +937,109 @@ pub fn check_dir(dir: &Path) -> Result<()> {
     ] {
         ensure!(html.contains(needle), "index.html: `{needle}` missing");
     }
+    // stacks.json holds exactly the report read from it (no key it does not
+    // define), in whatever layout; every other file is exactly what that
+    // report renders (not a chart or page of another run, no edited number)
+    let file_json: serde_json::Value =
+        serde_json::from_str(&read("stacks.json")?).context("stacks.json: not JSON")?;
+    if let Some(at) = first_difference(&file_json, &serde_json::to_value(&r)?, "") {
+        bail!("stacks.json: {at}");
+    }
+    for (file, render) in OUTPUTS.iter().filter(|(f, _)| *f != "stacks.json") {
+        let (got, want) = (read(file)?, render(&r)?);
+        if let Some((n, g, w)) = got
+            .split_inclusive('\n')
+            .zip(want.split_inclusive('\n'))
+            .enumerate()
+            .find(|(_, (g, w))| g != w)
+            .map(|(n, (g, w))| (n + 1, g, w))
+        {
+            if g.trim_end() == w.trim_end() {
+                bail!(
+                    "{file}: line {n} ends in {:?}, where cpistack writes {:?}",
+                    ends(g),
+                    ends(w)
+                );
+            }
+            let (g, w) = around_difference(g.trim_end(), w.trim_end());
+            bail!("{file}: line {n} is not what stacks.json renders: `{g}`, expected `{w}`");
+        }
+        ensure!(
+            got.len() == want.len(),
+            "{file}: {} lines, but stacks.json renders {} (the file is cut short or has more)",
+            got.lines().count(),
+            want.lines().count()
+        );
+    }
     Ok(())
+}
+
+/// Where the JSON `got` (a file) first differs from `want` (the report read
+/// from it, written back), as a message naming the key; `None` if they are
+/// equal. `path` is the key of both (`""` at the top).
+fn first_difference(
+    got: &serde_json::Value,
+    want: &serde_json::Value,
+    path: &str,
+) -> Option<String> {
+    use serde_json::Value;
+    let key = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    match (got, want) {
+        (Value::Object(g), Value::Object(w)) => {
+            if let Some(k) = g.keys().find(|k| !w.contains_key(*k)) {
+                return Some(format!("`{}`: not a key of the report", key(k)));
+            }
+            if let Some(k) = w.keys().find(|k| !g.contains_key(*k)) {
+                return Some(format!("`{}` is missing", key(k)));
+            }
+            g.iter()
+                .find_map(|(k, v)| first_difference(v, &w[k], &key(k)))
+        }
+        (Value::Array(g), Value::Array(w)) if g.len() == w.len() => g
+            .iter()
+            .zip(w)
+            .enumerate()
+            .find_map(|(i, (a, b))| first_difference(a, b, &format!("{path}[{i}]"))),
+        (g, w) if g == w => None,
+        (g, w) => Some(format!(
+            "`{path}` is {g}, which the report reads as {w} (a value out of its type or form)"
+        )),
+    }
+}
+
+/// The line ending of `line`: what follows its text.
+fn ends(line: &str) -> &str {
+    &line[line.trim_end().len()..]
+}
+
+/// Two lines that differ as an error message quotes them: from 40
+/// characters before their first difference to 60 after it, `...` where cut.
+fn around_difference(a: &str, b: &str) -> (String, String) {
+    let at = a
+        .char_indices()
+        .zip(b.chars())
+        .find(|((_, x), y)| x != y)
+        .map_or(a.len().min(b.len()), |((i, _), _)| i);
+    let cut = |s: &str| {
+        let from = s[..at].char_indices().rev().nth(39).map_or(0, |(i, _)| i);
+        let to = s[at..]
+            .char_indices()
+            .nth(60)
+            .map_or(s.len(), |(i, _)| at + i);
+        format!(
+            "{}{}{}",
+            if from > 0 { "..." } else { "" },
+            &s[from..to],
+            if to < s.len() { "..." } else { "" }
+        )
+    };
+    (cut(a), cut(b))
 }
 
 /// A CSV file `text` is `want` line for line; a differing row is named with
@@ -954,6 +1072,16 @@ fn close(a: f64, b: f64) -> bool {
 /// fraction is its quotient.
 fn check_consistent(r: &Report) -> Result<()> {
     use anyhow::ensure;
+    r.config
+        .validate()
+        .context("stacks.json: config: not a machine `cpistack stacks` runs")?;
+    let rw = r.config.core.retire_width as u64;
+    let names: std::collections::BTreeSet<String> = [super::STANDARD_ORDER, super::INVERSE_ORDER]
+        .iter()
+        .flat_map(super::order_masks)
+        .filter(|&m| m != 0)
+        .map(super::ideal_name)
+        .collect();
     for st in &r.studies {
         let name = &st.name;
         // a component beyond 2^53 cycles is not a run's (nor exact in a
@@ -993,7 +1121,68 @@ fn check_consistent(r: &Report) -> Result<()> {
                 "stacks.json: study `{name}`: errors_pp.{m} is {got}, but its stack against the reference gives {want}"
             );
         }
+        ensure!(
+            (r.instructions..r.instructions + rw).contains(&st.instructions),
+            "stacks.json: study `{name}`: instructions is {}, but each run measures {} (up to a retire group more)",
+            st.instructions,
+            r.instructions
+        );
+        for (k, v) in [
+            ("stats.cycles", st.stats.cycles),
+            ("overlap.cycles", st.overlap.cycles),
+        ] {
+            ensure!(
+                v == st.cycles,
+                "stacks.json: study `{name}`: {k} is {v}, not the run's {} cycles",
+                st.cycles
+            );
+        }
+        ensure!(
+            st.stats.instructions == st.instructions,
+            "stacks.json: study `{name}`: stats.instructions is {}, not the run's {}",
+            st.stats.instructions,
+            st.instructions
+        );
+        let have: std::collections::BTreeSet<&String> = st.ideal_runs.keys().collect();
+        ensure!(
+            have == names.iter().collect(),
+            "stacks.json: study `{name}`: ideal_runs has the runs {have:?}, expected {names:?}"
+        );
+        // the stacks that follow from other fields: the reference from the
+        // idealised runs, the naive ones from the counts and the machine
+        let derived = super::reference_stacks(st.cycles, &st.ideal_runs)?
+            .into_iter()
+            .chain(super::naive_stacks(&r.config, &st.stats));
+        for (m, want) in derived {
+            ensure!(
+                st.stacks[&m] == want,
+                "stacks.json: study `{name}`: stacks.{m} is {:?}, but {} give {want:?}",
+                st.stacks[&m],
+                if m.starts_with("reference") {
+                    "ideal_runs"
+                } else {
+                    "the counts in stats and the config"
+                }
+            );
+        }
+        for (m, want) in super::penalties_of(&st.stacks, &st.stats) {
+            let got = &st.penalties[&m];
+            let same = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                (Some(a), Some(b)) => close(a, b),
+                (a, b) => a.is_none() && b.is_none(),
+            };
+            ensure!(
+                same(got.l1i, want.l1i) && same(got.bpred, want.bpred) && same(got.l2d, want.l2d),
+                "stacks.json: study `{name}`: penalties.{m} is {got:?}, but its stack and the counts give {want:?}"
+            );
+        }
     }
+    let runs: usize = r.studies.iter().map(|st| 1 + st.ideal_runs.len()).sum();
+    ensure!(
+        r.runs == runs,
+        "stacks.json: runs is {}, but the studies hold {runs} (each its real run and its idealised runs)",
+        r.runs
+    );
     let studies = || r.studies.iter();
     for (key, got, want) in [
         ("summary", &r.summary, super::summarise(studies())),

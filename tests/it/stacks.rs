@@ -491,6 +491,74 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
         },
         "the components of reference_inverse add up to",
     );
+    // the stacks and figures that follow from other fields, and the run's shape
+    edit_json(
+        &|j| {
+            for (_, v) in j["studies"][0]["ideal_runs"].as_object_mut().unwrap() {
+                *v = 1.into();
+            }
+        },
+        "stacks.reference is",
+    );
+    edit_json(
+        &|j| {
+            j["studies"][0]["ideal_runs"]
+                .as_object_mut()
+                .unwrap()
+                .remove("dtlb");
+        },
+        "study `balanced`: ideal_runs has the runs",
+    );
+    edit_json(
+        &|j| {
+            let n = j["studies"][1]["stats"]["committed"]["l2d"]
+                .as_u64()
+                .unwrap();
+            j["studies"][1]["stats"]["committed"]["l2d"] = (n + 1).into();
+        },
+        "study `mlp`: stacks.naive_nonspec is",
+    );
+    edit_json(
+        &|j| j["studies"][1]["penalties"]["fmt"]["l2d"] = 1.5.into(),
+        "study `mlp`: penalties.fmt is",
+    );
+    edit_json(
+        &|j| j["studies"][0]["stats"]["cycles"] = 1.into(),
+        "study `balanced`: stats.cycles is 1",
+    );
+    edit_json(
+        &|j| {
+            // the fraction kept its quotient, so that only the count disagrees
+            let o = &mut j["studies"][0]["overlap"];
+            o["cycles"] = 5.into();
+            o["fraction"] = (o["overlap_cycles"].as_f64().unwrap() / 5.0).into();
+        },
+        "study `balanced`: overlap.cycles is 5",
+    );
+    edit_json(
+        &|j| j["runs"] = 0.into(),
+        "runs is 0, but the studies hold 26",
+    );
+    edit_json(
+        &|j| j["instructions"] = 7.into(),
+        "study `balanced`: instructions is 10000, but each run measures 7",
+    );
+    edit_json(
+        &|j| j["config"]["core"]["rob_entries"] = 0.into(),
+        "stacks.json: config: not a machine",
+    );
+    edit_json(
+        &|j| j["extra"] = 1.into(),
+        "stacks.json: `extra`: not a key of the report",
+    );
+    edit_json(
+        &|j| j["studies"][0]["errors_pp"]["zzz"] = 1.0.into(),
+        "errors_pp.zzz: not a method",
+    );
+    edit_json(
+        &|j| j["warmup"] = 3.into(),
+        "index.html: line 4 is not what stacks.json renders",
+    );
     edit_json(
         &|j| j["studies"][1]["overlap"]["fraction"] = 0.5.into(),
         "study `mlp`: overlap.fraction is 0.5",
@@ -503,7 +571,33 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
         &|j| j["studies"][0]["stacks"]["naive"]["l2d"] = i64::MAX.into(),
         "stacks.naive.l2d is 9223372036854775807, not an integer of at most 2^53",
     );
+    // stacks.json in another layout (compact, as another tool may write it) is the same report
     std::fs::write(dir.join("stacks.json"), json.to_string()).unwrap();
+    stacks::check_dir(&dir).unwrap();
+    // a chart of another run; a page with a number edited; a line ending
+    let other = run(vec![suite_source("chase")], &settings(10_000, 2_000));
+    let other_dir = dir.join("other");
+    std::fs::create_dir_all(&other_dir).unwrap();
+    stacks::write_all(&other, &other_dir).unwrap();
+    for file in ["stacks.svg", "errors.svg", "penalties.svg", "index.html"] {
+        let mine = std::fs::read_to_string(dir.join(file)).unwrap();
+        std::fs::copy(other_dir.join(file), dir.join(file)).unwrap();
+        let e = stacks::check_dir(&dir).unwrap_err().to_string();
+        assert!(e.contains(&format!("{file}: line ")), "{file}: {e}");
+        std::fs::write(dir.join(file), &mine).unwrap();
+    }
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    let cpi = format!("CPI {:.3}", r.studies[0].cpi);
+    std::fs::write(dir.join("index.html"), html.replacen(&cpi, "CPI 0.001", 1)).unwrap();
+    let e = stacks::check_dir(&dir).unwrap_err().to_string();
+    assert!(e.contains("`...") && e.contains("CPI 0.001"), "{e}");
+    std::fs::write(dir.join("index.html"), html.replace('\n', "\r\n")).unwrap();
+    let e = stacks::check_dir(&dir).unwrap_err().to_string();
+    assert!(
+        e.contains("ends in \"\\r\\n\", where cpistack writes \"\\n\""),
+        "{e}"
+    );
+    std::fs::write(dir.join("index.html"), &html).unwrap();
     stacks::check_dir(&dir).unwrap();
     // a penalty that differs from the JSON's by more than its rounding
     let pen = std::fs::read_to_string(dir.join("penalties.csv")).unwrap();
@@ -539,6 +633,19 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
     std::fs::write(dir.join("stacks.csv"), csv.replace(last, &row)).unwrap();
     let e = stacks::check_dir(&dir).unwrap_err().to_string();
     assert!(e.contains(", CPI "), "{e}");
+    // a study named after a trace file with markup characters: every page
+    // and chart shows the name as text (it was live markup in index.html)
+    let mut odd = r.clone();
+    odd.studies[0].name = "<i>x&y<".into();
+    let odd_dir = dir.join("odd");
+    std::fs::create_dir_all(&odd_dir).unwrap();
+    stacks::write_all(&odd, &odd_dir).unwrap();
+    stacks::check_dir(&odd_dir).unwrap();
+    for file in ["index.html", "stacks.svg", "errors.svg", "penalties.svg"] {
+        let text = std::fs::read_to_string(odd_dir.join(file)).unwrap();
+        assert!(!text.contains("<i>x&y<"), "{file}: the name is markup");
+        assert!(text.contains("&lt;i&gt;x&amp;y&lt;"), "{file}");
+    }
     std::fs::remove_dir_all(&dir).ok();
     assert!(stacks::xml_well_formed("<svg><g></svg>").is_err());
     assert!(stacks::xml_well_formed("<svg a=\"1\"><g/></svg>").is_ok());
