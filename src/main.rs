@@ -596,6 +596,18 @@ mod tests {
         assert!(missing.is_empty(), "not in docs/cli.md: {missing:?}");
     }
 
+    /// A trace has no seed: `run --trace T --seed S` is a usage error, not a
+    /// seed recorded in the report that changed nothing.
+    #[test]
+    fn a_seed_with_a_trace_is_refused() {
+        let e = parse(&["run", "--trace", "t.xz", "--seed", "5"])
+            .err()
+            .expect("refused");
+        assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict, "{e}");
+        assert!(parse(&["run", "--trace", "t.xz"]).is_ok());
+        assert!(parse(&["run", "--workload", "mlp", "--seed", "5"]).is_ok());
+    }
+
     #[test]
     fn zero_instructions_are_a_usage_error_for_run_and_stacks_alike() {
         for cmd in ["run", "stacks"] {

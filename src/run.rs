@@ -116,8 +116,9 @@ pub struct RunArgs {
     /// Instructions committed with `count_enable` off first.
     #[arg(long, default_value_t = 100_000)]
     pub warmup: u64,
-    /// Seed of the synthetic program and its execution.
-    #[arg(long, default_value_t = 1)]
+    /// Seed of the synthetic program and its execution (a workload's: a trace
+    /// has none, and `--seed` with `--trace` is refused).
+    #[arg(long, default_value_t = 1, conflicts_with = "trace")]
     pub seed: u64,
     #[command(flatten)]
     pub machine: MachineArgs,

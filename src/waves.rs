@@ -68,8 +68,19 @@ pub enum WavesError {
     Dir(String),
     #[error("`--window {0}`: expected FROM:TO (cycles, FROM < TO), e.g. 1000:2000")]
     BadWindow(String),
-    #[error("the window {window} starts after the last cycle of the run (it had {cycles} cycles): nothing to dump")]
+    #[error("{}", not_reached(*window, *cycles))]
     WindowNotReached { window: Window, cycles: u64 },
+}
+
+/// Why a waveform has nothing in it: the run had no cycle, or none in `window`.
+fn not_reached(window: Window, cycles: u64) -> String {
+    if window == Window::ALL {
+        "the run had no cycle: nothing to dump".into()
+    } else {
+        format!(
+            "the window {window} starts after the last cycle of the run (it had {cycles} cycles): nothing to dump"
+        )
+    }
 }
 
 impl From<io::Error> for WavesError {
@@ -1336,11 +1347,19 @@ pub fn cmd(a: &WavesCmdArgs) -> anyhow::Result<()> {
         .or_else(|| all.iter().find(|s| chosen(s.name)))
         .expect("write_scenarios checked every name");
     files.extend(write_layout_for(&a.out, shown.name, &shown.params)?);
+    // the directory as a shell word, so that the hint can be pasted
+    let dir = a.out.display().to_string();
+    let word = if dir
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_./-+=:@%".contains(c))
+    {
+        dir.clone()
+    } else {
+        format!("'{}'", dir.replace('\'', r"'\''"))
+    };
     println!(
-        "wrote {} files (scenario waveforms, GTKWave layout and filters) to {}; open one with: cd {} && gtkwave {}.vcd fmt.gtkw",
+        "wrote {} files (scenario waveforms, GTKWave layout and filters) to {dir}; open one with: cd {word} && gtkwave {}.vcd fmt.gtkw",
         files.len(),
-        a.out.display(),
-        a.out.display(),
         shown.name
     );
     Ok(())
@@ -1386,6 +1405,19 @@ mod tests {
             assert_eq!(w.parse::<Window>().unwrap().to_string(), w);
         }
         assert_eq!("0:1_000".parse::<Window>().unwrap().to_string(), ":1000");
+        let e = |w: Window| {
+            WavesError::WindowNotReached {
+                window: w,
+                cycles: 0,
+            }
+            .to_string()
+        };
+        assert_eq!(e(Window::ALL), "the run had no cycle: nothing to dump");
+        assert!(e(Window {
+            from: 5,
+            to: u64::MAX
+        })
+        .starts_with("the window 5: starts after"));
     }
 
     #[test]

@@ -63,7 +63,7 @@ pub enum TraceError {
         record: u64,
         problem: Problem,
     },
-    #[error("{path}: no records left to simulate after skipping {records} (--skip {skip})")]
+    #[error("{path}: {}", empty_message(*skip, *records))]
     Empty {
         path: String,
         skip: u64,
@@ -101,9 +101,7 @@ impl From<TraceError> for SourceError {
                 records,
             } => SourceError::Io {
                 path,
-                what: format!(
-                    "no records left to simulate after skipping {records} (--skip {skip})"
-                ),
+                what: empty_message(skip, records),
             },
         }
     }
@@ -154,6 +152,16 @@ impl KindCounts {
             + self.indirect_call
             + self.ret
             + self.other
+    }
+}
+
+/// Why a trace gives nothing to simulate: it holds no record, or `--skip
+/// SKIP` passed over all `records` it holds.
+fn empty_message(skip: u64, records: u64) -> String {
+    if skip == 0 {
+        "the trace holds no records".to_string()
+    } else {
+        format!("no records left to simulate: --skip {skip}, and the trace holds {records}")
     }
 }
 

@@ -442,11 +442,15 @@ fn skip_to_or_past_the_end_is_an_error() {
                 records: 2
             }
         );
+        assert_eq!(
+            e.to_string(),
+            format!("t: no records left to simulate: --skip {skip}, and the trace holds 2")
+        );
     }
-    assert!(matches!(
-        source_from(Vec::new(), 0),
-        Err(TraceError::Empty { .. })
-    ));
+    let e = source_from(Vec::new(), 0).err().expect("error");
+    assert!(matches!(e, TraceError::Empty { .. }));
+    // no `--skip` in the message of a run that skipped nothing (`stacks` has no such option)
+    assert_eq!(e.to_string(), "t: the trace holds no records");
 }
 
 // ---- errors -------------------------------------------------------------------
