@@ -1,4 +1,5 @@
-//! Streaming record reader: xz, gz or plain by file suffix, decompressed in
+//! Streaming record reader: xz, gz or plain by file suffix (or, without one of
+//! those, by the file's first bytes), decompressed in
 //! fixed-size chunks (never the whole file in memory).
 
 use std::fs::File;
@@ -33,6 +34,19 @@ impl Format {
         }
     }
 
+    /// The format the first bytes of a file show: xz (its 6-byte magic), gzip
+    /// (its magic and the deflate method, 3 bytes), else plain. A raw trace
+    /// starts with an instruction pointer, which matches neither in practice.
+    pub fn sniff(head: &[u8]) -> Format {
+        if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+            Format::Xz
+        } else if head.starts_with(&[0x1f, 0x8b, 0x08]) {
+            Format::Gz
+        } else {
+            Format::Plain
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Format::Xz => "xz",
@@ -57,18 +71,28 @@ pub struct RecordReader {
 }
 
 impl RecordReader {
-    /// Open `path`, choosing the decompressor from its suffix.
+    /// Open `path`, choosing the decompressor from its suffix; a file whose
+    /// suffix is neither `.xz` nor `.gz` but whose content starts with the xz
+    /// or gzip magic (a trace renamed, or named `.xz` alone) is decompressed
+    /// all the same ([`Format::sniff`]).
     pub fn open(path: &Path) -> Result<RecordReader, TraceError> {
         let label = path.display().to_string();
-        let file = File::open(path).map_err(|e| TraceError::Open {
+        let open_error = |e: std::io::Error| TraceError::Open {
             path: label.clone(),
             what: e.to_string(),
-        })?;
-        Ok(RecordReader::from_reader(
-            Box::new(file),
-            Format::from_path(path),
-            label,
-        ))
+        };
+        let mut file = File::open(path).map_err(open_error)?;
+        let mut format = Format::from_path(path);
+        let mut head = Vec::with_capacity(6);
+        if format == Format::Plain {
+            (&mut file)
+                .take(6)
+                .read_to_end(&mut head)
+                .map_err(open_error)?;
+            format = Format::sniff(&head);
+        }
+        let raw: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head).chain(file));
+        Ok(RecordReader::from_reader(raw, format, label))
     }
 
     /// Read records from a byte stream in `format` (decompressed here as it is

@@ -608,6 +608,9 @@ fn files_are_decompressed_by_suffix_and_named_without_it() {
         (temp_path("p.champsimtrace.xz"), xz(&plain)),
         (temp_path("p.champsimtrace.gz"), gz(&plain)),
         (temp_path("p.champsimtrace"), plain.clone()),
+        // no suffix that says so: the content's magic does
+        (temp_path("p.trace"), xz(&plain)),
+        (temp_path("p"), gz(&plain)),
     ];
     let mut outs = Vec::new();
     for (path, data) in &files {
@@ -618,8 +621,11 @@ fn files_are_decompressed_by_suffix_and_named_without_it() {
         std::fs::remove_file(path).unwrap();
     }
     assert_eq!(outs[0].len(), 2990);
-    assert_eq!(outs[0], outs[1]);
-    assert_eq!(outs[0], outs[2]);
+    for o in &outs[1..] {
+        assert_eq!(&outs[0], o);
+    }
+    assert_eq!(Format::sniff(&plain[..6]), Format::Plain);
+    assert_eq!(Format::sniff(&[0xfd, b'7', b'z']), Format::Plain);
     let e = TraceSource::open(temp_path("missing.xz"), 0).err().unwrap();
     assert!(matches!(e, TraceError::Open { .. }), "{e}");
 }
