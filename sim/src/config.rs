@@ -10,6 +10,10 @@ use crate::SimError;
 /// Largest `core.fetch_queue` (instructions between fetch and dispatch): as many as
 /// the largest ROB holds.
 pub const MAX_FETCH_QUEUE: u32 = 4096;
+/// Most frontend stages (`core.frontend_stages`): deeper than any real
+/// pipeline; the frontend's per-cycle work grows with it (a million stages
+/// ran 20 000 instructions in minutes).
+pub const MAX_FRONTEND_STAGES: u32 = 64;
 /// Largest cache (`l1i.size`, `l1d.size`, `l2.size`): 1 GiB.
 pub const MAX_CACHE_BYTES: u64 = 1 << 30;
 /// Most lines in one cache (`size / line`): 2^24, 26 bytes of state each (about
@@ -563,11 +567,11 @@ impl Config {
                 return bad(k, 0, "at least 1");
             }
         }
-        if c.frontend_stages < 2 {
+        if !(2..=MAX_FRONTEND_STAGES).contains(&c.frontend_stages) {
             return bad(
                 "core.frontend_stages",
                 c.frontend_stages as u64,
-                "at least 2",
+                &format!("2..={MAX_FRONTEND_STAGES}"),
             );
         }
         if c.decode_stage < 2 || c.decode_stage > c.frontend_stages {
