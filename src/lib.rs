@@ -7,6 +7,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod console;
 pub mod failwaves;
 pub mod paths;
 pub mod report;

@@ -254,6 +254,11 @@ fn cmd_check(a: &CheckArgs) -> Result<()> {
     debug_assert!(a.random);
     let base = a.params.apply(Params::default())?;
     a.waves.check_variants(&a.variant.list())?;
+    // a waveform on standard output is not mixed with the report
+    let vcds: Vec<_> = (a.variant.list().into_iter().enumerate())
+        .filter_map(|(k, v)| a.waves.path(k, v))
+        .collect();
+    cpistack::console::report_to_stderr_if_stdout_among(vcds.iter().map(|p| p.as_path()));
     for (k, v) in a.variant.list().into_iter().enumerate() {
         let p = base.with_variant(v);
         let mut ls = LockStep::new(p)?.with_seed(a.seed);
@@ -288,8 +293,8 @@ fn cmd_check(a: &CheckArgs) -> Result<()> {
         if let Some(e) = ls.hw().view().error {
             bail!("the random stream broke the protocol (a generator bug): {e}");
         }
-        println!("{}", agreed(v, a.cycles, a.seed));
-        print!("{}", StackReport::from_unit(ls.hw()).text());
+        cpistack::reportln!("{}", agreed(v, a.cycles, a.seed));
+        cpistack::report!("{}", StackReport::from_unit(ls.hw()).text());
     }
     Ok(())
 }
@@ -375,6 +380,11 @@ fn cmd_replay(a: &ReplayArgs) -> Result<()> {
     };
     a.waves.check_variants(&variants)?;
     a.waves.refuse_overwrite(&a.file, &variants)?;
+    // a waveform on standard output is not mixed with the report
+    let vcds: Vec<_> = (variants.iter().enumerate())
+        .filter_map(|(k, &v)| a.waves.path(k, v))
+        .collect();
+    cpistack::console::report_to_stderr_if_stdout_among(vcds.iter().map(|p| p.as_path()));
     let mut units = variants
         .iter()
         .map(|&v| {
@@ -401,7 +411,7 @@ fn cmd_replay(a: &ReplayArgs) -> Result<()> {
         .map(|u| StackReport::from_unit(u.hw()))
         .collect();
     if a.json {
-        println!(
+        cpistack::reportln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "file": a.file.display().to_string(),
@@ -411,12 +421,12 @@ fn cmd_replay(a: &ReplayArgs) -> Result<()> {
             }))?
         );
     } else {
-        println!("{}: {} cycles replayed", a.file.display(), n);
+        cpistack::reportln!("{}: {} cycles replayed", a.file.display(), n);
         if a.check {
-            println!("hw and golden agreed on every field every cycle");
+            cpistack::reportln!("hw and golden agreed on every field every cycle");
         }
         for r in &reports {
-            print!("{}", r.text());
+            cpistack::report!("{}", r.text());
         }
     }
     Ok(())

@@ -423,16 +423,22 @@ fn simulate_core<S: sim::InstrSource>(
 
 /// `cpistack run`.
 pub fn run(args: &RunArgs) -> Result<()> {
+    // a stream or waveform on standard output is not mixed with the report
+    let mut outs: Vec<PathBuf> = args.events.iter().cloned().collect();
+    for (k, v) in args.variant.list().into_iter().enumerate() {
+        outs.extend(args.waves.path(k, v));
+    }
+    crate::console::report_to_stderr_if_stdout_among(outs.iter().map(PathBuf::as_path));
     let r = simulate(args)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
+        crate::reportln!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(());
     }
     let (what, key, value) = match r.trace {
         Some(_) => ("trace", "skip", args.skip),
         None => ("workload", "seed", r.seed),
     };
-    println!(
+    crate::reportln!(
         "{what} {} ({key} {value}): {} instructions after {} of warm-up, {} cycles, CPI {:.4}{}",
         r.workload,
         r.instructions,
@@ -446,7 +452,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         }
     );
     let s = &r.stats;
-    println!("  {:<12} {:>12} {:>12}", "event", "committed", "all paths");
+    crate::reportln!("  {:<12} {:>12} {:>12}", "event", "committed", "all paths");
     for (name, c, a) in [
         ("l1i miss", s.committed.l1i, s.all.l1i),
         ("l2i miss", s.committed.l2i, s.all.l2i),
@@ -457,14 +463,14 @@ pub fn run(args: &RunArgs) -> Result<()> {
         ("longlat op", s.committed.longlat, s.all.longlat),
         ("mispredict", s.committed.mispredicts, s.all.mispredicts),
     ] {
-        println!("  {name:<12} {c:>12} {a:>12}");
+        crate::reportln!("  {name:<12} {c:>12} {a:>12}");
     }
-    println!(
+    crate::reportln!(
         "  branches {}, decode redirects {}, wrong-path fetched {} / dispatched {}, ROB-full cycles {}",
         s.branches, s.fe_redirects, s.wrong_path_fetched, s.wrong_path_dispatched, s.rob_full_cycles
     );
     if let Some(t) = &r.trace {
-        println!(
+        crate::reportln!(
             "  trace: {} records read, wrong path found in the code image {} / {} ({:.1} %)",
             t.records,
             t.wrong_path_found,
@@ -473,10 +479,10 @@ pub fn run(args: &RunArgs) -> Result<()> {
         );
     }
     for u in r.units.values() {
-        print!("{}", u.text());
+        crate::report!("{}", u.text());
         let p = &u.pending;
         if p.l1i + p.l2i + p.itlb + p.bpred == 0 {
-            println!("  pending (in rows, not charged): none");
+            crate::reportln!("  pending (in rows, not charged): none");
         }
     }
     eprintln!(

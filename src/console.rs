@@ -1,0 +1,71 @@
+//! Where the reports go: standard output, unless one of the run's output
+//! files *is* standard output (`--events /dev/stdout | ...`, `--vcd
+//! /dev/stdout > w.vcd`). Then the report goes to standard error, so that the
+//! stream or waveform on standard output is whole and nothing else.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static TO_STDERR: AtomicBool = AtomicBool::new(false);
+
+/// Whether the reports go to standard error ([`report_to_stderr_if_stdout_among`]).
+pub fn to_stderr() -> bool {
+    TO_STDERR.load(Ordering::Relaxed)
+}
+
+/// Whether `path` names the file standard output is (the same inode: a
+/// `/dev/stdout` or `/proc/self/fd/1`, or the file or pipe the shell
+/// redirected it to).
+pub fn is_stdout(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::MetadataExt;
+        let out = std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(std::fs::File::from)
+            .and_then(|f| f.metadata());
+        match (out, std::fs::metadata(path)) {
+            (Ok(o), Ok(p)) => o.dev() == p.dev() && o.ino() == p.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
+/// Send the reports to standard error if one of `outputs` is standard
+/// output; returns whether it does.
+pub fn report_to_stderr_if_stdout_among<'a>(outputs: impl IntoIterator<Item = &'a Path>) -> bool {
+    let yes = outputs.into_iter().any(is_stdout);
+    TO_STDERR.store(yes, Ordering::Relaxed);
+    yes
+}
+
+/// `print!` to where the reports go ([`to_stderr`]).
+#[macro_export]
+macro_rules! report {
+    ($($t:tt)*) => {
+        if $crate::console::to_stderr() {
+            eprint!($($t)*)
+        } else {
+            print!($($t)*)
+        }
+    };
+}
+
+/// `println!` to where the reports go ([`to_stderr`]).
+#[macro_export]
+macro_rules! reportln {
+    ($($t:tt)*) => {
+        if $crate::console::to_stderr() {
+            eprintln!($($t)*)
+        } else {
+            println!($($t)*)
+        }
+    };
+}
