@@ -63,7 +63,24 @@ impl MachineArgs {
             cfg.set(s)?;
         }
         if let Some(l) = &self.ideal {
-            cfg.ideal = cfg.ideal.or(&sim::Ideal::parse_list(l)?);
+            let add = sim::Ideal::parse_list(l)?;
+            // `--set ideal.X=false` with an `--ideal` that makes X ideal says
+            // two things; the union would silently keep X ideal
+            let on = serde_json::to_value(&add)?;
+            for s in &self.set {
+                let Some((k, v)) = s.split_once('=') else {
+                    continue;
+                };
+                let Some(x) = k.trim().strip_prefix("ideal.") else {
+                    continue;
+                };
+                if v.trim() == "false" && on[x] == true {
+                    bail!(
+                        "configuration: --ideal {l} makes `{x}` ideal and --set `{s}` makes it real: give one of them"
+                    );
+                }
+            }
+            cfg.ideal = cfg.ideal.or(&add);
         }
         if let Err(e) = cfg.validate() {
             // name the file the values came from (a value set on the command

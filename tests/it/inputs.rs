@@ -357,3 +357,32 @@ fn a_recorded_stream_replays_the_variant_that_was_run() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `--ideal` adds switches; a `--set ideal.X=false` for a switch it turns on
+/// contradicts it, and is refused instead of silently losing to the union.
+/// Agreeing or unrelated settings stay legal.
+#[test]
+fn an_ideal_switch_both_added_and_set_false_is_refused() {
+    let m = |ideal: &str, set: &[&str]| MachineArgs {
+        config: None,
+        set: set.iter().map(|s| s.to_string()).collect(),
+        ideal: Some(ideal.into()),
+    };
+    for (ideal, set) in [
+        ("all", "ideal.bpred=false"),
+        ("l1i,l2d", " ideal.l2d = false"),
+    ] {
+        let e = format!("{:#}", m(ideal, &[set]).build().unwrap_err());
+        assert!(
+            e.contains(&format!("--ideal {ideal} makes"))
+                && e.contains("makes it real: give one of them"),
+            "{e}"
+        );
+    }
+    let c = m("all", &["ideal.bpred=true", "ideal.longlat=false"])
+        .build()
+        .unwrap();
+    assert!(c.ideal.bpred && !c.ideal.longlat);
+    let c = m("l1i", &["ideal.bpred=false"]).build().unwrap();
+    assert!(c.ideal.l1i && !c.ideal.bpred);
+}
