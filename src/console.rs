@@ -15,19 +15,23 @@ pub fn to_stderr() -> bool {
 
 /// Whether `path` names the file standard output is (the same inode: a
 /// `/dev/stdout` or `/proc/self/fd/1`, or the file or pipe the shell
-/// redirected it to).
+/// redirected it to). Never when standard output is a terminal or another
+/// character device: every open of `/dev/null` is the same inode, and a
+/// report silenced with `> /dev/null` stays silenced whatever else goes there.
 pub fn is_stdout(path: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::fd::AsFd;
-        use std::os::unix::fs::MetadataExt;
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
         let out = std::io::stdout()
             .as_fd()
             .try_clone_to_owned()
             .map(std::fs::File::from)
             .and_then(|f| f.metadata());
         match (out, std::fs::metadata(path)) {
-            (Ok(o), Ok(p)) => o.dev() == p.dev() && o.ino() == p.ino(),
+            (Ok(o), Ok(p)) => {
+                !o.file_type().is_char_device() && o.dev() == p.dev() && o.ino() == p.ino()
+            }
             _ => false,
         }
     }

@@ -31,8 +31,8 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 /// `FILE` -> `FILE.part`: where an output is written until it is complete
 /// (then moved to `FILE`), so that a failed or killed run leaves no
 /// complete-looking `FILE`. `FILE` itself ([`resolve`]) when it is written
-/// directly: a named pipe, a device, or any path through `/dev` or `/proc`
-/// (`/dev/stdout` whatever the shell connected to it); a rename would replace
+/// directly: a named pipe, a device, or any path through `/dev` (but
+/// `/dev/shm`) or `/proc` (`/dev/stdout` whatever the shell connected to it); a rename would replace
 /// it, and its reader waits on it. A `FILE` that is a symbolic link is written
 /// beside the file the link resolves to, and that file is replaced (the link
 /// is kept); a dangling link is replaced by the file.
@@ -41,7 +41,8 @@ pub fn part_path(path: &Path) -> std::path::PathBuf {
 }
 
 /// Whether `path` is written directly, not through `FILE.part` ([`part_path`]):
-/// a named pipe, a device, a socket, or a path through `/dev` or `/proc`.
+/// a named pipe, a device, a socket, or a path through `/dev` (but
+/// `/dev/shm`) or `/proc`.
 pub fn written_directly(path: &Path) -> bool {
     resolve(path).is_none()
 }
@@ -58,8 +59,11 @@ fn with_part(t: &Path) -> std::path::PathBuf {
 /// or `/proc`); else the file its links resolve to, one link at a time, or
 /// `path` itself when a link dangles or loops.
 fn resolve(path: &Path) -> Option<std::path::PathBuf> {
+    // under /dev only /dev/shm (a tmpfs) holds ordinary files
     let special = |p: &Path| {
-        std::path::absolute(p).is_ok_and(|a| a.starts_with("/dev") || a.starts_with("/proc"))
+        std::path::absolute(p).is_ok_and(|a| {
+            (a.starts_with("/dev") && !a.starts_with("/dev/shm")) || a.starts_with("/proc")
+        })
     };
     let mut p = path.to_path_buf();
     for _ in 0..40 {
@@ -353,5 +357,14 @@ mod tests {
         std::os::unix::fs::symlink(d.join("a"), d.join("b")).unwrap();
         assert_eq!(part_path(&d.join("a")), d.join("a.part"));
         std::fs::remove_dir_all(&d).unwrap();
+        // /dev/shm is a tmpfs of ordinary files: written through FILE.part
+        if Path::new("/dev/shm").is_dir() {
+            let f = Path::new("/dev/shm/cpistack-paths-test.vcd");
+            assert!(!written_directly(f));
+            assert_eq!(
+                part_path(f),
+                Path::new("/dev/shm/cpistack-paths-test.vcd.part")
+            );
+        }
     }
 }

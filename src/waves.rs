@@ -74,7 +74,7 @@ pub enum WavesError {
 
 /// Why a waveform has nothing in it: the run had no cycle, or none in `window`.
 fn not_reached(window: Window, cycles: u64) -> String {
-    if window == Window::ALL {
+    if cycles == 0 {
         "the run had no cycle: nothing to dump".into()
     } else {
         format!(
@@ -1334,18 +1334,19 @@ pub fn write_scenarios(a: &WavesCmdArgs) -> anyhow::Result<Vec<std::path::PathBu
 }
 
 /// `cpistack waves`. The layout points at `mispredict.vcd` when it is among
-/// the scenarios written, else at the first one written, and has that
+/// the scenarios written, else at the first one named, and has that
 /// scenario's register widths and rows.
 pub fn cmd(a: &WavesCmdArgs) -> anyhow::Result<()> {
     crate::paths::create_dir(&a.out, "--out")?;
     let mut files = write_scenarios(a)?;
     let all = crate::scenarios::all();
-    let chosen = |name: &str| a.scenarios.is_empty() || a.scenarios.iter().any(|n| n == name);
-    let shown = all
-        .iter()
-        .find(|s| s.name == "mispredict" && chosen(s.name))
-        .or_else(|| all.iter().find(|s| chosen(s.name)))
-        .expect("write_scenarios checked every name");
+    let named = |n: &str| all.iter().find(|s| s.name == n);
+    let shown = if a.scenarios.is_empty() || a.scenarios.iter().any(|n| n == "mispredict") {
+        named("mispredict")
+    } else {
+        a.scenarios.first().and_then(|n| named(n))
+    }
+    .expect("write_scenarios checked every name");
     files.extend(write_layout_for(&a.out, shown.name, &shown.params)?);
     // the directory as a shell word, so that the hint can be pasted
     let dir = a.out.display().to_string();
@@ -1405,19 +1406,16 @@ mod tests {
             assert_eq!(w.parse::<Window>().unwrap().to_string(), w);
         }
         assert_eq!("0:1_000".parse::<Window>().unwrap().to_string(), ":1000");
-        let e = |w: Window| {
-            WavesError::WindowNotReached {
-                window: w,
-                cycles: 0,
-            }
-            .to_string()
-        };
-        assert_eq!(e(Window::ALL), "the run had no cycle: nothing to dump");
-        assert!(e(Window {
+        let e =
+            |window: Window, cycles| WavesError::WindowNotReached { window, cycles }.to_string();
+        for w in [Window::ALL, Window { from: 0, to: 100 }] {
+            assert_eq!(e(w, 0), "the run had no cycle: nothing to dump");
+        }
+        let w = Window {
             from: 5,
-            to: u64::MAX
-        })
-        .starts_with("the window 5: starts after"));
+            to: u64::MAX,
+        };
+        assert!(e(w, 3).starts_with("the window 5: starts after"));
     }
 
     #[test]

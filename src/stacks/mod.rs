@@ -718,7 +718,18 @@ pub struct StacksArgs {
 /// The sources `--workloads` and `--traces` name.
 pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
     let mut out = Vec::new();
-    match args.workloads.trim() {
+    let items: Vec<&str> = args
+        .workloads
+        .split(',')
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+        .collect();
+    let set = match items[..] {
+        [one] if ["all", "limits", "none"].contains(&one) => one,
+        [] => "none",
+        _ => "",
+    };
+    match set {
         "all" => {
             for spec in sim::workloads::suite() {
                 out.push(Source::Workload {
@@ -735,9 +746,9 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
                 })
             }
         }
-        "none" | "" => {}
-        list => {
-            for w in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        "none" => {}
+        _ => {
+            for &w in &items {
                 if ["all", "limits", "none"].contains(&w) {
                     bail!("--workloads: `{w}` stands for a set of its own and cannot be listed with names (give `{w}` alone, or the names)");
                 }
@@ -896,6 +907,11 @@ mod tests {
                 e.to_string().contains(&format!("`{set}` stands for a set")),
                 "{e}"
             );
+            // alone, with the commas tolerated elsewhere, it is the set (none
+            // alone is refused for another reason: nothing to study)
+            let r = sources_of(&["--workloads", &format!(" {set}, ")]);
+            assert_eq!(r.is_ok(), set != "none", "{set}");
+            assert!(!format!("{:?}", r.err()).contains("stands for"), "{set}");
         }
 
         let dir = std::env::temp_dir().join(format!("cpistack-sources-t-{}", std::process::id()));

@@ -860,8 +860,16 @@ pub fn check_dir(dir: &Path) -> Result<()> {
         let p = dir.join(n);
         std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
     };
-    let r: Report = serde_json::from_str(&read("stacks.json")?)
-        .context("stacks.json: not a report of `cpistack stacks`")?;
+    let text = read("stacks.json")?;
+    let r: Report =
+        serde_json::from_str(&text).context("stacks.json: not a report of `cpistack stacks`")?;
+    // the file holds exactly the report read from it, in whatever layout: no
+    // key it does not define, and no section serde would take by position (an
+    // array for an object), which would read as another report
+    let file_json: serde_json::Value = serde_json::from_str(&text)?;
+    if let Some(at) = first_difference(&file_json, &serde_json::to_value(&r)?, "") {
+        bail!("stacks.json: {at}");
+    }
     ensure!(!r.studies.is_empty(), "stacks.json: no studies");
     for st in &r.studies {
         let name = &st.name;
@@ -891,10 +899,22 @@ pub fn check_dir(dir: &Path) -> Result<()> {
         ] {
             if let Some(k) = keys.iter().find(|k| !known.contains(&k.as_str())) {
                 bail!(
-                    "stacks.json: study `{name}`: {key}.{k}: not a method (the methods: {})",
+                    "stacks.json: study `{name}`: {key}.{k}: {key} holds {} only",
                     known.join(", ")
                 );
             }
+        }
+        // counts beyond 2^53 are not a run's; within it no sum below overflows
+        for (k, v) in st
+            .ideal_runs
+            .iter()
+            .map(|(k, v)| (format!("ideal_runs.{k}"), *v))
+            .chain([("instructions".to_string(), r.instructions)])
+        {
+            ensure!(
+                v <= 1 << 53,
+                "stacks.json: study `{name}`: {k} is {v}, more than a run's 2^53"
+            );
         }
     }
     check_consistent(&r)?;
@@ -940,11 +960,6 @@ pub fn check_dir(dir: &Path) -> Result<()> {
     // stacks.json holds exactly the report read from it (no key it does not
     // define), in whatever layout; every other file is exactly what that
     // report renders (not a chart or page of another run, no edited number)
-    let file_json: serde_json::Value =
-        serde_json::from_str(&read("stacks.json")?).context("stacks.json: not JSON")?;
-    if let Some(at) = first_difference(&file_json, &serde_json::to_value(&r)?, "") {
-        bail!("stacks.json: {at}");
-    }
     for (file, render) in OUTPUTS.iter().filter(|(f, _)| *f != "stacks.json") {
         let (got, want) = (read(file)?, render(&r)?);
         if let Some((n, g, w)) = got
@@ -1006,10 +1021,28 @@ fn first_difference(
             .zip(w)
             .enumerate()
             .find_map(|(i, (a, b))| first_difference(a, b, &format!("{path}[{i}]"))),
+        // a number in another form (`0` for `0.0`, `1e-5`) is the same number
+        (Value::Number(g), Value::Number(w)) if g == w || g.as_f64() == w.as_f64() => None,
         (g, w) if g == w => None,
-        (g, w) => Some(format!(
-            "`{path}` is {g}, which the report reads as {w} (a value out of its type or form)"
-        )),
+        (g, w) => {
+            let show = |v: &Value| {
+                let t = v.to_string();
+                match t.char_indices().nth(60) {
+                    Some((i, _)) => format!("{}...", &t[..i]),
+                    None => t,
+                }
+            };
+            let what = if path.is_empty() {
+                "the file".to_string()
+            } else {
+                format!("`{path}`")
+            };
+            Some(format!(
+                "{what} is {}, which the report reads as {} (a value out of its type or form)",
+                show(g),
+                show(w)
+            ))
+        }
     }
 }
 

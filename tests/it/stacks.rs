@@ -472,7 +472,10 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
         "summary_workloads.power5.avg_error_pp",
     );
     edit_json(
-        &|j| j["summary_traces"]["fmt"] = serde_json::json!({"avg_error_pp": 1.0}),
+        &|j| {
+            j["summary_traces"]["fmt"] =
+                serde_json::json!({"avg_error_pp": 1.0, "max_error_pp": 1.0})
+        },
         "summary_traces should be empty",
     );
     edit_json(
@@ -553,7 +556,7 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
     );
     edit_json(
         &|j| j["studies"][0]["errors_pp"]["zzz"] = 1.0.into(),
-        "errors_pp.zzz: not a method",
+        "errors_pp.zzz: errors_pp holds fmt, sfmt",
     );
     edit_json(
         &|j| j["warmup"] = 3.into(),
@@ -571,9 +574,32 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
         &|j| j["studies"][0]["stacks"]["naive"]["l2d"] = i64::MAX.into(),
         "stacks.naive.l2d is 9223372036854775807, not an integer of at most 2^53",
     );
+    // a section as an array, which serde would read by position
+    edit_json(
+        &|j| j["config"]["l2"] = serde_json::json!([1048576]),
+        "stacks.json: `config.l2` is [1048576], which the report reads as {",
+    );
     // stacks.json in another layout (compact, as another tool may write it) is the same report
     std::fs::write(dir.join("stacks.json"), json.to_string()).unwrap();
     stacks::check_dir(&dir).unwrap();
+    // and so are its numbers in another form: a whole float as an integer (`0`
+    // for `0.0`, as jq 1.6 writes it)
+    fn integral(v: &mut serde_json::Value) -> usize {
+        match v {
+            serde_json::Value::Number(n) if n.is_f64() && n.as_f64().unwrap().fract() == 0.0 => {
+                *v = (n.as_f64().unwrap() as i64).into();
+                1
+            }
+            serde_json::Value::Object(m) => m.values_mut().map(integral).sum(),
+            serde_json::Value::Array(a) => a.iter_mut().map(integral).sum(),
+            _ => 0,
+        }
+    }
+    let mut j = json.clone();
+    assert!(integral(&mut j) > 0, "no whole float to rewrite");
+    std::fs::write(dir.join("stacks.json"), j.to_string()).unwrap();
+    stacks::check_dir(&dir).unwrap();
+    std::fs::write(dir.join("stacks.json"), json.to_string()).unwrap();
     // a chart of another run; a page with a number edited; a line ending
     let other = run(vec![suite_source("chase")], &settings(10_000, 2_000));
     let other_dir = dir.join("other");
