@@ -255,9 +255,7 @@ fn cmd_check(a: &CheckArgs) -> Result<()> {
     let base = a.params.apply(Params::default())?;
     a.waves.check_variants(&a.variant.list())?;
     // a waveform on standard output is not mixed with the report
-    let vcds: Vec<_> = (a.variant.list().into_iter().enumerate())
-        .filter_map(|(k, v)| a.waves.path(k, v))
-        .collect();
+    let vcds = a.waves.paths(&a.variant.list());
     cpistack::console::report_to_stderr_if_stdout_among(vcds.iter().map(|p| p.as_path()));
     for (k, v) in a.variant.list().into_iter().enumerate() {
         let p = base.with_variant(v);
@@ -381,9 +379,7 @@ fn cmd_replay(a: &ReplayArgs) -> Result<()> {
     a.waves.check_variants(&variants)?;
     a.waves.refuse_overwrite(&a.file, &variants)?;
     // a waveform on standard output is not mixed with the report
-    let vcds: Vec<_> = (variants.iter().enumerate())
-        .filter_map(|(k, &v)| a.waves.path(k, v))
-        .collect();
+    let vcds = a.waves.paths(&variants);
     cpistack::console::report_to_stderr_if_stdout_among(vcds.iter().map(|p| p.as_path()));
     let mut units = variants
         .iter()

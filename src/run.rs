@@ -280,14 +280,14 @@ where
 pub fn simulate(args: &RunArgs) -> Result<RunReport> {
     let cfg = args.machine.build()?;
     // two outputs of one name would be written over each other
-    let mut outs: Vec<(&str, PathBuf)> = args
-        .events
-        .iter()
-        .map(|e| ("--events", e.clone()))
+    let outs: Vec<(&str, PathBuf)> = (args.events.iter().map(|e| ("--events", e.clone())))
+        .chain(
+            args.waves
+                .paths(&args.variant.list())
+                .into_iter()
+                .map(|p| ("--vcd", p)),
+        )
         .collect();
-    for (k, v) in args.variant.list().into_iter().enumerate() {
-        outs.extend(args.waves.path(k, v).map(|p| ("--vcd", p)));
-    }
     crate::paths::distinct_outputs(&outs)?;
     args.waves.check_variants(&args.variant.list())?;
     match &args.trace {
@@ -441,11 +441,10 @@ fn simulate_core<S: sim::InstrSource>(
 /// `cpistack run`.
 pub fn run(args: &RunArgs) -> Result<()> {
     // a stream or waveform on standard output is not mixed with the report
-    let mut outs: Vec<PathBuf> = args.events.iter().cloned().collect();
-    for (k, v) in args.variant.list().into_iter().enumerate() {
-        outs.extend(args.waves.path(k, v));
-    }
-    crate::console::report_to_stderr_if_stdout_among(outs.iter().map(PathBuf::as_path));
+    let vcds = args.waves.paths(&args.variant.list());
+    crate::console::report_to_stderr_if_stdout_among(
+        args.events.iter().chain(&vcds).map(PathBuf::as_path),
+    );
     let r = simulate(args)?;
     if args.json {
         crate::reportln!("{}", serde_json::to_string_pretty(&r)?);

@@ -958,8 +958,8 @@ pub fn gtkw(variant: Variant, dumpfile: &str) -> String {
 /// The GTKWave save file for a VCD of the unit `p` (its variant, the widths of
 /// its registers, its first rows up to 8) whose file name is `dumpfile`.
 pub fn gtkw_for(p: &Params, dumpfile: &str) -> String {
-    let (p, variant) = (*p, p.variant);
-    let w = hw::Widths::of(&p);
+    let variant = p.variant;
+    let w = hw::Widths::of(p);
     let fmt = variant == Variant::Fmt;
     let mut s = String::new();
     let mut line = |x: &str| {
@@ -1223,12 +1223,18 @@ impl WaveArgs {
 
     /// Fails if a VCD this run would write is the input file `input`.
     pub fn refuse_overwrite(&self, input: &Path, variants: &[Variant]) -> anyhow::Result<()> {
-        for (k, &v) in variants.iter().enumerate() {
-            if let Some(p) = self.path(k, v) {
-                crate::paths::refuse_overwrite(input, &p, "--vcd")?;
-            }
+        for p in self.paths(variants) {
+            crate::paths::refuse_overwrite(input, &p, "--vcd")?;
         }
         Ok(())
+    }
+
+    /// The files of the VCDs of `variants`, in order ([`WaveArgs::path`];
+    /// none without `--vcd`).
+    pub fn paths(&self, variants: &[Variant]) -> Vec<std::path::PathBuf> {
+        (variants.iter().enumerate())
+            .filter_map(|(k, &v)| self.path(k, v))
+            .collect()
     }
 }
 
@@ -1339,14 +1345,12 @@ pub fn write_scenarios(a: &WavesCmdArgs) -> anyhow::Result<Vec<std::path::PathBu
 pub fn cmd(a: &WavesCmdArgs) -> anyhow::Result<()> {
     crate::paths::create_dir(&a.out, "--out")?;
     let mut files = write_scenarios(a)?;
-    let all = crate::scenarios::all();
-    let named = |n: &str| all.iter().find(|s| s.name == n);
     let shown = if a.scenarios.is_empty() || a.scenarios.iter().any(|n| n == "mispredict") {
-        named("mispredict")
+        "mispredict"
     } else {
-        a.scenarios.first().and_then(|n| named(n))
-    }
-    .expect("write_scenarios checked every name");
+        &a.scenarios[0]
+    };
+    let shown = crate::scenarios::by_name(shown).expect("write_scenarios checked every name");
     files.extend(write_layout_for(&a.out, shown.name, &shown.params)?);
     // the directory as a shell word, so that the hint can be pasted
     let dir = a.out.display().to_string();

@@ -724,30 +724,18 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
         .map(str::trim)
         .filter(|w| !w.is_empty())
         .collect();
-    let set = match items[..] {
-        [one] if ["all", "limits", "none"].contains(&one) => one,
-        [] => "none",
-        _ => "",
+    let sets = match items[..] {
+        [] | ["none"] => Some(vec![]),
+        ["all"] => Some(sim::workloads::suite()),
+        ["limits"] => Some(sim::workloads::limits()),
+        _ => None,
     };
-    match set {
-        "all" => {
-            for spec in sim::workloads::suite() {
-                out.push(Source::Workload {
-                    spec,
-                    seed: args.seed,
-                })
-            }
-        }
-        "limits" => {
-            for spec in sim::workloads::limits() {
-                out.push(Source::Workload {
-                    spec,
-                    seed: args.seed,
-                })
-            }
-        }
-        "none" => {}
-        _ => {
+    match sets {
+        Some(specs) => out.extend(specs.into_iter().map(|spec| Source::Workload {
+            spec,
+            seed: args.seed,
+        })),
+        None => {
             for &w in &items {
                 if ["all", "limits", "none"].contains(&w) {
                     bail!("--workloads: `{w}` stands for a set of its own and cannot be listed with names (give `{w}` alone, or the names)");
