@@ -16,7 +16,8 @@ pub struct StackReport {
     pub saturated: bool,
     /// `cycles` minus the eight components (may be negative for sFMT).
     pub base: i128,
-    /// CPI of `cycles`, `base` and each component (counter / retired); empty if nothing retired.
+    /// CPI of `cycles`, `base` and each component (counter / retired); empty if
+    /// nothing retired or a counter wrapped.
     pub cpi: std::collections::BTreeMap<String, f64>,
     /// Penalties still held in rows, not charged (spec 4.6).
     pub pending: events::Pending,
@@ -32,7 +33,9 @@ impl StackReport {
         let c = &v.counters;
         let retired = c.get(Counter::Retired);
         let mut cpi = std::collections::BTreeMap::new();
-        if retired > 0 {
+        // a wrapped counter holds its count modulo 2^global_bits: no ratio of it means anything
+        let wrapped = Counter::ALL.iter().any(|&k| c.overflowed(k));
+        if retired > 0 && !wrapped {
             let r = retired as f64;
             cpi.insert("cycles".into(), c.get(Counter::Cycles) as f64 / r);
             cpi.insert("base".into(), c.base() as f64 / r);
@@ -66,6 +69,8 @@ impl StackReport {
         let mut s = String::new();
         let cycles = self.counters["cycles"];
         let retired = self.counters["retired"];
+        // wrapped counters hold their counts modulo 2^global_bits: no share, no CPI
+        let ratios = self.overflowed.is_empty();
         let _ = writeln!(
             s,
             "{} (rows {}, ROB {}, local {} b, global {} b): {} cycles, {} instructions retired{}",
@@ -76,7 +81,7 @@ impl StackReport {
             self.params.global_bits,
             cycles,
             retired,
-            if retired > 0 {
+            if retired > 0 && ratios {
                 format!(", CPI {:.4}", cycles as f64 / retired as f64)
             } else {
                 String::new()
@@ -88,14 +93,14 @@ impl StackReport {
             "component", "cycles", "share", "CPI"
         );
         let share = |x: f64| {
-            if cycles > 0 {
+            if cycles > 0 && ratios {
                 format!("{:>7.2}%", 100.0 * x / cycles as f64)
             } else {
                 "       -".into()
             }
         };
         let cpi = |x: f64| {
-            if retired > 0 {
+            if retired > 0 && ratios {
                 format!("{:>9.4}", x / retired as f64)
             } else {
                 "        -".into()
@@ -105,7 +110,11 @@ impl StackReport {
             s,
             "  {:<10} {:>14} {} {}",
             "base",
-            self.base,
+            if ratios {
+                self.base.to_string()
+            } else {
+                "-".into()
+            },
             share(self.base as f64),
             cpi(self.base as f64)
         );
@@ -131,8 +140,9 @@ impl StackReport {
         if !self.overflowed.is_empty() {
             let _ = writeln!(
                 s,
-                "  OVERFLOWED (wrapped) counters: {}",
-                self.overflowed.join(", ")
+                "  OVERFLOWED (wrapped) counters: {}; they hold their counts modulo 2^{}, so base, shares and CPI cannot be derived",
+                self.overflowed.join(", "),
+                self.params.global_bits
             );
         }
         if self.saturated {

@@ -2,8 +2,76 @@
 
 use serde::{Deserialize, Serialize};
 
+/// A field-less enum read and written by its name.
+pub(crate) trait Named: Copy + 'static {
+    const ALL_NAMED: &'static [Self];
+    fn name_of(self) -> &'static str;
+}
+
+/// Deserialize a [`Named`] enum from its name, a string, only: serde's derive
+/// would also take the object form `{"l1i": null}`, a second spelling of the
+/// same value that no writer produces. An unknown name is quoted escaped, so a
+/// control character in it never reaches a terminal.
+pub(crate) fn by_name<'de, T: Named, D: serde::Deserializer<'de>>(d: D) -> Result<T, D::Error> {
+    struct V<T>(std::marker::PhantomData<T>);
+    fn names<T: Named>(f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        for (i, x) in T::ALL_NAMED.iter().enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            write!(f, "{sep}`{}`", x.name_of())?;
+        }
+        Ok(())
+    }
+    impl<T: Named> serde::de::Visitor<'_> for V<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a string, one of ")?;
+            names::<T>(f)
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
+            struct Unknown<'a, T>(&'a str, std::marker::PhantomData<T>);
+            impl<T: Named> std::fmt::Display for Unknown<'_, T> {
+                fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    write!(
+                        f,
+                        "unknown variant `{}`, expected one of ",
+                        self.0.escape_debug()
+                    )?;
+                    names::<T>(f)
+                }
+            }
+            T::ALL_NAMED
+                .iter()
+                .find(|x| x.name_of() == v)
+                .copied()
+                .ok_or_else(|| E::custom(Unknown::<T>(v, std::marker::PhantomData)))
+        }
+    }
+    d.deserialize_str(V(std::marker::PhantomData))
+}
+
+/// `Named` and a `Deserialize` by name for an enum with `ALL` and `name()`.
+macro_rules! named {
+    ($t:ty) => {
+        impl crate::bundle::Named for $t {
+            const ALL_NAMED: &'static [Self] = &<$t>::ALL;
+            fn name_of(self) -> &'static str {
+                self.name()
+            }
+        }
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                crate::bundle::by_name(d)
+            }
+        }
+    };
+}
+pub(crate) use named;
+
+named!(FetchStall);
+named!(HeadCause);
+
 /// Why no instruction entered the frontend this cycle (spec section 3).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 #[repr(u8)]
 pub enum FetchStall {
@@ -36,7 +104,7 @@ impl FetchStall {
 }
 
 /// What the ROB head waits on this cycle (spec section 3).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 #[repr(u8)]
 pub enum HeadCause {
@@ -211,10 +279,18 @@ pub(crate) fn strict_squash<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Sq
                     ))
                 }
             };
-            if m.next_key::<serde::de::IgnoredAny>()?.is_some() {
-                return Err(serde::de::Error::custom(
-                    "the object form has one key, `mispredict` or `flush`; found more",
-                ));
+            match m.next_key::<String>()? {
+                None => {}
+                Some(k) if k == s.name() => {
+                    return Err(serde::de::Error::custom(format_args!(
+                        "the key `{k}` occurs twice (every key may occur once)"
+                    )))
+                }
+                Some(_) => {
+                    return Err(serde::de::Error::custom(
+                        "the object form has one key, `mispredict` or `flush`; found more",
+                    ))
+                }
             }
             Ok(s)
         }

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// FMT (per-row I-miss counters) or sFMT (shared I-miss counters, I-miss bit per ROB entry).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Variant {
     #[default]
@@ -12,7 +12,10 @@ pub enum Variant {
     Sfmt,
 }
 
+crate::bundle::named!(Variant);
+
 impl Variant {
+    pub const ALL: [Variant; 2] = [Variant::Fmt, Variant::Sfmt];
     pub fn name(self) -> &'static str {
         match self {
             Variant::Fmt => "fmt",
@@ -145,10 +148,17 @@ impl Params {
                 ))
             }
         };
-        *slot = match value.parse::<u64>() {
-            Ok(v) => match u32::try_from(v) {
-                Ok(v) => v,
-                Err(_) => {
+        // `None`: an integer too large for the register, however many digits
+        let digits = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
+        let parsed = match value.parse::<u64>() {
+            Ok(v) => Ok(u32::try_from(v).ok()),
+            Err(_) if digits => Ok(None),
+            Err(e) => Err(e),
+        };
+        *slot = match parsed {
+            Ok(v) => match v {
+                Some(v) => v,
+                None => {
                     // too large for the register: the legal range, as `validate` says it
                     // (from the defaults, which are legal, so the error is this one's)
                     let mut t = Params::default();

@@ -4,7 +4,10 @@
 //! `table_bits` is what distinguishes FMT from sFMT in the paper (section 4.1.2):
 //! the row table plus, for sFMT, the shared I-counters and the I-miss bit per ROB
 //! entry. `total_bits` adds what both variants share (pointers, the ROB mirror,
-//! global counters and flags, the error latch).
+//! global counters and flags, the error latch). It counts every register the
+//! model holds, FMT's `refilling` included: no FMT logic reads it (only sFMT's
+//! 4.1 does), but it is a visible field that the lock-step checker compares and
+//! the waveforms show; a synthesis of FMT alone would drop that one bit.
 
 use serde::Serialize;
 

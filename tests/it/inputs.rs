@@ -226,12 +226,15 @@ fn stacks_json_is_the_same_for_the_same_inputs() {
 
 #[test]
 fn a_parameter_too_large_for_its_register_names_its_legal_range() {
-    for (name, legal) in [("rob_entries", "2..=4096"), ("local_bits", "1..=32")] {
-        let e = events::Params::default()
-            .set(name, "99999999999")
-            .unwrap_err();
+    // beyond u32, and beyond u64: still an integer, too large
+    for (name, legal, v) in [
+        ("rob_entries", "2..=4096", "99999999999"),
+        ("local_bits", "1..=32", "99999999999"),
+        ("fmt_rows", "2..=256", "18446744073709551616"),
+    ] {
+        let e = events::Params::default().set(name, v).unwrap_err();
         assert!(
-            e.contains("99999999999") && e.contains(legal) && e.contains(name),
+            e.contains(v) && e.contains(legal) && e.contains(name),
             "{e}"
         );
     }
@@ -385,4 +388,41 @@ fn an_ideal_switch_both_added_and_set_false_is_refused() {
     assert!(c.ideal.bpred && !c.ideal.longlat);
     let c = m("l1i", &["ideal.bpred=false"]).build().unwrap();
     assert!(c.ideal.l1i && !c.ideal.bpred);
+}
+
+#[test]
+fn a_stack_of_wrapped_counters_shows_no_share_no_cpi_and_no_base() {
+    // 300 idle counted cycles through 8-bit globals: `cycles` wraps to 44
+    let mut p = events::Params::default();
+    p.global_bits = 8;
+    let mut u = hw::Unit::new(p).unwrap();
+    for _ in 0..300 {
+        u.step(&events::CycleEvents::idle());
+    }
+    let r = cpistack::report::StackReport::from_unit(&u);
+    assert_eq!(r.counters["cycles"], 44);
+    assert_eq!(r.overflowed, ["cycles"]);
+    assert!(r.cpi.is_empty(), "{:?}", r.cpi);
+    let text = r.text();
+    assert!(
+        text.contains("OVERFLOWED") && text.contains("modulo 2^8"),
+        "{text}"
+    );
+    let base = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("base"))
+        .unwrap();
+    assert_eq!(
+        base.split_whitespace().collect::<Vec<_>>(),
+        ["base", "-", "-", "-"],
+        "{text}"
+    );
+    // the same run at 48 bits: every ratio shown
+    let mut u = hw::Unit::new(events::Params::default()).unwrap();
+    for _ in 0..300 {
+        u.step(&events::CycleEvents::idle());
+    }
+    let r = cpistack::report::StackReport::from_unit(&u);
+    assert!(r.overflowed.is_empty());
+    assert!(r.text().contains(" 300 cycles"), "{}", r.text());
 }

@@ -17,9 +17,9 @@
 use std::fmt;
 use std::io::{BufRead, Read, Write};
 
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeOwned, Deserializer, MapAccess, Visitor};
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::value::RawValue;
 
 use super::{Format, Location, StreamError, NO_PATH};
 use crate::{CycleEvents, FetchStall, HeadCause, Params, Squash};
@@ -240,7 +240,11 @@ impl<R: BufRead> JsonlReader<R> {
             failed: false,
         };
         let line = r.line_no + 1;
-        let text = match r.next_line()? {
+        // before the header, a line that is not text is a bad header
+        let text = match r.next_line().map_err(|e| match e {
+            StreamError::BadJson { line, msg } => StreamError::BadHeader { line, msg },
+            e => e,
+        })? {
             Line::End => {
                 return Err(StreamError::BadHeader {
                     line,
@@ -302,6 +306,13 @@ impl<R: BufRead> JsonlReader<R> {
             if !is_comment {
                 break;
             }
+            // the whole file is UTF-8 text, comments included
+            if let Err(e) = std::str::from_utf8(&self.buf) {
+                return Err(StreamError::BadJson {
+                    line: self.line_no,
+                    msg: format!("not UTF-8: {e}"),
+                });
+            }
         }
         let line = self.line_no;
         std::str::from_utf8(&self.buf)
@@ -338,30 +349,55 @@ impl<R: BufRead> Iterator for JsonlReader<R> {
     }
 }
 
-/// Parse a line as a JSON object; errors name `line`.
-fn parse_object(text: &str, line: u64) -> Result<Map<String, Value>, StreamError> {
-    match serde_json::from_str::<Value>(text) {
-        Err(e) => Err(StreamError::BadJson {
-            line,
-            msg: serde_msg(&e),
-        }),
-        Ok(Value::Object(m)) => Ok(m),
-        Ok(v) => Err(StreamError::BadJson {
-            line,
-            msg: format!("expected an object, found {}", kind(&v)),
-        }),
+/// The members of the JSON object `text`, in order and with every repeat of a
+/// key, each value as the text it was written as: so that a message can name a
+/// repeated key, and quote a number as written (`Value` keeps the last of two
+/// equal keys, reads an integer above `u64::MAX` as a float, and refuses
+/// `1e400` without naming its field).
+fn members(text: &str) -> Result<Vec<(String, &RawValue)>, serde_json::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Vec<(String, &'de RawValue)>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(kv) = m.next_entry()? {
+                out.push(kv);
+            }
+            Ok(out)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let out = de.deserialize_map(V)?;
+    de.end()?;
+    Ok(out)
+}
+
+/// What kind of JSON value `raw` is, from its first character.
+fn kind(raw: &RawValue) -> &'static str {
+    match raw.get().as_bytes().first() {
+        Some(b'{') => "an object",
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => "a number",
     }
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+/// `raw` read as a `T`. The message is serde's without a position (it would
+/// count within the value), except for a number that is not a `T`, which is
+/// quoted as written: `expected {number}, found `18446744073709551616``.
+fn value<T: DeserializeOwned>(raw: &RawValue, number: &str) -> Result<T, String> {
+    serde_json::from_str(raw.get()).map_err(|e| {
+        if kind(raw) == "a number" {
+            format!("expected {number}, found `{}`", raw.get())
+        } else {
+            bare_msg(&e)
+        }
+    })
 }
 
 fn parse_header(text: &str, line: u64) -> Result<Params, StreamError> {
@@ -369,49 +405,65 @@ fn parse_header(text: &str, line: u64) -> Result<Params, StreamError> {
     let expect = format!(
         "the first line must be {{\"format\":\"{FORMAT_NAME}\",\"version\":{VERSION},\"params\":{{...}}}}"
     );
-    let m = parse_object(text, line).map_err(|e| match e {
-        StreamError::BadJson { msg, .. } => bad(format!("{msg}; {expect}")),
-        e => e,
+    let first = text
+        .bytes()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
+    let top = members(text).map_err(|e| match first {
+        Some(b'{') | None => bad(format!("{}; {expect}", serde_msg(&e))),
+        _ => bad(format!("expected an object; {expect}")),
     })?;
-    // `Value` keeps the last of two equal keys; a header must not have any.
-    if let Some(path) = first_duplicate_key(text) {
+    if let Some(k) = first_repeat(&top) {
         return Err(bad(format!(
-            "duplicate key `{path}` (every key may occur once)"
+            "duplicate key `{k}` (every key may occur once)"
         )));
     }
-    match m.get("format") {
-        Some(Value::String(s)) if s == FORMAT_NAME => {}
-        Some(v) => return Err(bad(format!("`format` is {v}, expected \"{FORMAT_NAME}\""))),
+    let get = |name: &str| top.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
+    match get("format") {
+        Some(v) if value::<String>(v, "a string").as_deref() == Ok(FORMAT_NAME) => {}
+        Some(v) => {
+            return Err(bad(format!(
+                "`format` is {}, expected \"{FORMAT_NAME}\"",
+                v.get()
+            )))
+        }
         None => return Err(bad(format!("no `format` field; {expect}"))),
     }
-    match m.get("version") {
-        Some(Value::Number(n)) if n.as_u64() == Some(VERSION) => {}
-        Some(Value::Number(n)) if n.as_u64().is_some() => {
+    match get("version").map(|v| (v, serde_json::from_str::<u64>(v.get()))) {
+        Some((_, Ok(VERSION))) => {}
+        Some((_, Ok(found))) => {
             return Err(StreamError::UnsupportedVersion {
                 at: super::Location::Line(line),
                 format: Format::Jsonl,
-                found: n.as_u64().unwrap_or_default(),
+                found,
                 supported: VERSION,
             })
         }
-        Some(v) => return Err(bad(format!("`version` is {v}, expected {VERSION}"))),
+        Some((v, Err(_))) => {
+            return Err(bad(format!("`version` is {}, expected {VERSION}", v.get())))
+        }
         None => return Err(bad("no `version` field".into())),
     }
-    if let Some(k) = m
-        .keys()
-        .find(|k| !["format", "version", "params"].contains(&k.as_str()))
+    if let Some((k, _)) = top
+        .iter()
+        .find(|(k, _)| !["format", "version", "params"].contains(&k.as_str()))
     {
         return Err(StreamError::UnknownField {
             line,
             field: k.clone(),
         });
     }
-    let pm = match m.get("params") {
-        Some(Value::Object(pm)) => pm,
+    let pm = match get("params") {
+        Some(v) if kind(v) == "an object" => v,
         Some(v) => return Err(bad(format!("`params` is {}, expected an object", kind(v)))),
         None => return Err(bad("no `params` field".into())),
     };
-    for (k, v) in pm {
+    let fields = members(pm.get()).map_err(|e| bad(bare_msg(&e)))?;
+    if let Some(k) = first_repeat(&fields) {
+        return Err(bad(format!(
+            "duplicate key `params.{k}` (every key may occur once)"
+        )));
+    }
+    for (k, v) in &fields {
         if !PARAM_FIELDS.contains(&k.as_str()) {
             return Err(StreamError::UnknownField {
                 line,
@@ -419,29 +471,36 @@ fn parse_header(text: &str, line: u64) -> Result<Params, StreamError> {
             });
         }
         let r = if k == "variant" {
-            serde_json::from_value::<crate::Variant>(v.clone()).map(drop)
+            value::<crate::Variant>(v, "a string").map(drop)
         } else {
-            serde_json::from_value::<u32>(v.clone()).map(drop)
+            value::<u32>(v, "an integer 0..=4294967295").map(drop)
         };
-        if let Err(e) = r {
+        if let Err(msg) = r {
             return Err(StreamError::BadField {
                 line,
                 field: format!("params.{k}"),
-                msg: e.to_string(),
+                msg,
             });
         }
     }
-    let params: Params =
-        serde_json::from_value(Value::Object(pm.clone())).map_err(|e| StreamError::BadField {
-            line,
-            field: "params".into(),
-            msg: e.to_string(),
-        })?;
+    let params: Params = serde_json::from_str(pm.get()).map_err(|e| StreamError::BadField {
+        line,
+        field: "params".into(),
+        msg: bare_msg(&e),
+    })?;
     params.validate().map_err(|e| StreamError::HeaderParams {
         at: Location::Line(line),
         source: e,
     })?;
     Ok(params)
+}
+
+/// The first key of `m` that occurs a second time.
+fn first_repeat<'a>(m: &'a [(String, &RawValue)]) -> Option<&'a str> {
+    m.iter()
+        .enumerate()
+        .find(|(i, (k, _))| m[..*i].iter().any(|(j, _)| j == k))
+        .map(|(_, (k, _))| k.as_str())
 }
 
 /// Parse one bundle line. serde is the definition of the language; when it fails,
@@ -452,28 +511,36 @@ pub(crate) fn parse_bundle(text: &str, line: u64) -> Result<CycleEvents, StreamE
     let first = text
         .bytes()
         .find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
-    if first != Some(b'{') {
-        return Err(match parse_object(text, line) {
-            Err(e) => e,
-            Ok(_) => StreamError::BadJson {
-                line,
-                msg: "expected an object".into(),
-            },
-        });
-    }
-    let serde_err = match serde_json::from_str::<CycleEvents>(text) {
-        Ok(ev) => return Ok(ev),
-        Err(e) => e,
+    let serde_err = match first {
+        Some(b'{') => match serde_json::from_str::<CycleEvents>(text) {
+            Ok(ev) => return Ok(ev),
+            Err(e) => Some(e),
+        },
+        _ => None,
     };
-    let m = parse_object(text, line)?;
-    for (k, v) in &m {
-        let v = v.clone();
+    let m = members(text).map_err(|e| StreamError::BadJson {
+        line,
+        msg: match first {
+            Some(b'{') | None => serde_msg(&e),
+            _ => match serde_json::from_str::<&RawValue>(text) {
+                Ok(v) => format!("expected an object, found {}", kind(v)),
+                Err(e) => serde_msg(&e),
+            },
+        },
+    })?;
+    for (i, (k, v)) in m.iter().enumerate() {
+        const BYTE: &str = "an integer 0..=255";
         let r = match k.as_str() {
-            "count_enable" | "fe_redirect" => serde_json::from_value::<bool>(v).map(drop),
-            "fetch_stall" => serde_json::from_value::<FetchStall>(v).map(drop),
-            "head" => serde_json::from_value::<HeadCause>(v).map(drop),
-            "squash" => crate::bundle::strict_squash(v).map(drop),
-            k if BUNDLE_FIELDS.contains(&k) => serde_json::from_value::<u8>(v).map(drop),
+            "count_enable" | "fe_redirect" => value::<bool>(v, "true or false").map(drop),
+            "fetch_stall" => value::<FetchStall>(v, "a string").map(drop),
+            "head" => value::<HeadCause>(v, "a string").map(drop),
+            "squash" => {
+                let mut de = serde_json::Deserializer::from_str(v.get());
+                crate::bundle::strict_squash(&mut de)
+                    .map(drop)
+                    .map_err(|e| bare_msg(&e))
+            }
+            k if BUNDLE_FIELDS.contains(&k) => value::<u8>(v, BYTE).map(drop),
             _ => {
                 return Err(StreamError::UnknownField {
                     line,
@@ -481,19 +548,33 @@ pub(crate) fn parse_bundle(text: &str, line: u64) -> Result<CycleEvents, StreamE
                 })
             }
         };
-        if let Err(e) = r {
+        let r = match m[..i].iter().any(|(j, _)| j == k) {
+            true => Err("the key occurs twice (every key may occur once)".into()),
+            false => r,
+        };
+        if let Err(msg) = r {
             return Err(StreamError::BadField {
                 line,
                 field: k.clone(),
-                msg: e.to_string(),
+                msg,
             });
         }
     }
-    // Every field is fine on its own: a duplicate key, or something serde alone sees.
+    // Every field is fine on its own: something serde alone sees.
     Err(StreamError::BadJson {
         line,
-        msg: serde_msg(&serde_err),
+        msg: serde_err.map_or_else(|| "expected an object".into(), |e| serde_msg(&e)),
     })
+}
+
+/// serde's message without its position.
+fn bare_msg(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    let at = format!(" at line {} column {}", e.line(), e.column());
+    match full.strip_suffix(&at) {
+        Some(msg) if e.line() != 0 => msg.to_string(),
+        _ => full,
+    }
 }
 
 /// serde's message with its position given as a column of the stream's line:
@@ -508,79 +589,5 @@ fn serde_msg(e: &serde_json::Error) -> String {
     match full.strip_suffix(&at) {
         Some(msg) => format!("{msg} at column {}", e.column()),
         None => full,
-    }
-}
-
-/// The dotted path (`params.rob_entries`; `[i]` for an array element) of the first
-/// key that occurs twice in one object of the JSON text, at any depth; `None` when
-/// there is none, or when the text is not JSON (the caller has checked it is).
-fn first_duplicate_key(text: &str) -> Option<String> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    DupSeed { path: "" }.deserialize(&mut de).ok().flatten()
-}
-
-/// Walks any JSON value; yields the path of its first duplicate key.
-struct DupSeed<'a> {
-    path: &'a str,
-}
-
-impl<'de> DeserializeSeed<'de> for DupSeed<'_> {
-    type Value = Option<String>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<String>, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for DupSeed<'_> {
-    type Value = Option<String>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Option<String>, E> {
-        Ok(None)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Option<String>, E> {
-        Ok(None)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Option<String>, E> {
-        Ok(None)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Option<String>, E> {
-        Ok(None)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Option<String>, E> {
-        Ok(None)
-    }
-    fn visit_unit<E>(self) -> Result<Option<String>, E> {
-        Ok(None)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Option<String>, A::Error> {
-        let mut dup = None;
-        let mut i = 0usize;
-        loop {
-            let path = format!("{}[{i}]", self.path);
-            match s.next_element_seed(DupSeed { path: &path })? {
-                None => return Ok(dup),
-                Some(d) => dup = dup.or(d),
-            }
-            i += 1;
-        }
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Option<String>, A::Error> {
-        let mut seen: Vec<String> = Vec::new();
-        let mut dup = None;
-        while let Some(k) = m.next_key::<String>()? {
-            let path = if self.path.is_empty() {
-                k.clone()
-            } else {
-                format!("{}.{k}", self.path)
-            };
-            let inner = m.next_value_seed(DupSeed { path: &path })?;
-            if dup.is_none() {
-                dup = if seen.contains(&k) { Some(path) } else { inner };
-            }
-            seen.push(k);
-        }
-        Ok(dup)
     }
 }

@@ -272,12 +272,18 @@ fn jsonl_bad_line_names_the_line() {
         }
         e => panic!("{e}"),
     }
-    match jsonl_err("{\"retired\":1,\"retired\":2}\n") {
-        StreamError::BadJson { line, msg } => {
-            assert_eq!(line, 2);
-            assert!(msg.contains("duplicate field `retired`"), "{msg}");
+    // a repeated key is named as such, whatever its second value
+    for body in [
+        "{\"retired\":1,\"retired\":2}",
+        "{\"retired\":1,\"retired\":\"x\"}",
+    ] {
+        match jsonl_err(&format!("{body}\n")) {
+            StreamError::BadField { line, field, msg } => {
+                assert_eq!((line, field.as_str()), (2, "retired"));
+                assert!(msg.contains("occurs twice"), "{msg}");
+            }
+            e => panic!("{e}"),
         }
-        e => panic!("{e}"),
     }
     let text = [HDR.as_bytes(), b"{}\n{\"head\":\"l1d\xff\"}\n"].concat();
     match JsonlReader::new(&text[..])
@@ -324,11 +330,56 @@ fn jsonl_out_of_range_values_name_the_field() {
             e => panic!("{body}: {e}"),
         }
     }
-    let e = jsonl_err("{\"dispatched\":300}\n");
-    assert_eq!(
-        e.to_string(),
-        "line 2: field `dispatched`: invalid value: integer `300`, expected u8"
-    );
+    // a number that is not a field's type is quoted as written, however large
+    for (body, found) in [
+        ("{\"dispatched\":300}", "300"),
+        (
+            "{\"dispatched\":18446744073709551616}",
+            "18446744073709551616",
+        ),
+        ("{\"dispatched\":1e400}", "1e400"),
+        ("{\"dispatched\":-0}", "-0"),
+    ] {
+        assert_eq!(
+            jsonl_err(&format!("{body}\n")).to_string(),
+            format!("line 2: field `dispatched`: expected an integer 0..=255, found `{found}`")
+        );
+    }
+}
+
+#[test]
+fn jsonl_names_are_strings_only() {
+    // serde's derive also reads a field-less variant from `{"l1i": null}`; a
+    // stream has one spelling of each value
+    for (body, field) in [
+        ("{\"fetch_stall\":{\"l1i\":null}}", "fetch_stall"),
+        ("{\"head\":{\"none\":null}}", "head"),
+        ("{\"squash\":{\"none\":null}}", "squash"),
+    ] {
+        match jsonl_err(&format!("{body}\n")) {
+            StreamError::BadField {
+                line,
+                field: f,
+                msg,
+            } => {
+                assert_eq!((line, f.as_str()), (2, field), "{msg}");
+                assert!(!msg.contains("line"), "{msg}");
+            }
+            e => panic!("{body}: {e}"),
+        }
+    }
+    let hdr = HDR.replace("{}", "{\"variant\":{\"sfmt\":null}}");
+    assert_ne!(hdr, HDR);
+    match JsonlReader::new(hdr.as_bytes()).map(drop).unwrap_err() {
+        StreamError::BadField { line, field, msg } => {
+            assert_eq!((line, field.as_str()), (1, "params.variant"));
+            assert!(msg.contains("expected a string"), "{msg}");
+        }
+        e => panic!("{e}"),
+    }
+    // an unknown name is quoted escaped: no control character reaches a terminal
+    let e = jsonl_err("{\"fetch_stall\":\"l1i\\u0000\"}\n").to_string();
+    assert!(e.contains("`l1i\\0`") && !e.contains('\0'), "{e}");
 }
 
 #[test]
@@ -359,12 +410,49 @@ fn jsonl_header_errors() {
             "`params` is a number",
         ),
         ("not json\n", "bad header"),
+        // a number is quoted as written, however large
+        (
+            "{\"format\":\"cpistack-events\",\"version\":18446744073709551616,\"params\":{}}\n",
+            "`version` is 18446744073709551616, expected 1",
+        ),
+        (
+            "{\"format\":\"cpistack-events\",\"version\":1,\"params\":{},\"version\":1}\n",
+            "duplicate key `version`",
+        ),
+        (
+            "{\"format\":\"cpistack-events\",\"version\":1,\"params\":{\"fmt_rows\":4,\"fmt_rows\":8}}\n",
+            "duplicate key `params.fmt_rows`",
+        ),
+        ("[1]\n", "expected an object"),
     ];
     for (text, want) in cases {
         let e = JsonlReader::new(text.as_bytes()).err().expect(text);
         let s = e.to_string();
         assert!(matches!(e, StreamError::BadHeader { .. }), "{text}: {s}");
         assert!(s.contains(want), "{text}: {s}");
+    }
+    // before the header, a line that is not UTF-8 (a cut byte-order mark, a comment)
+    for text in [&b"\xef\xbb"[..], b"# \xff\n{}\n"] {
+        match JsonlReader::new(text) {
+            Err(StreamError::BadHeader { line: 1, msg }) => assert!(msg.contains("not UTF-8")),
+            r => panic!("{:?}", r.map(drop)),
+        }
+    }
+    // a number out of f64's range names its field
+    let text =
+        "{\"format\":\"cpistack-events\",\"version\":1,\"params\":{\"rob_entries\":1e400}}\n";
+    assert_eq!(
+        JsonlReader::new(text.as_bytes())
+            .map(drop)
+            .unwrap_err()
+            .to_string(),
+        "line 1: field `params.rob_entries`: expected an integer 0..=4294967295, found `1e400`"
+    );
+    // comments are text too
+    let text = [HDR.as_bytes(), b"# \xff\xfe\n{}\n"].concat();
+    match JsonlReader::new(&text[..]).unwrap().find_map(|x| x.err()) {
+        Some(StreamError::BadJson { line: 2, msg }) => assert!(msg.contains("not UTF-8")),
+        e => panic!("{e:?}"),
     }
     let e =
         JsonlReader::new(&b"\n{\"format\":\"cpistack-events\",\"version\":2,\"params\":{}}\n"[..])
@@ -1115,11 +1203,11 @@ fn jsonl_only_an_object_is_a_bundle() {
             e => panic!("{body}: {e}"),
         }
     }
-    // A duplicate key inside `squash` is a duplicate key (`BadJson`), like any other.
+    // A duplicate key inside `squash` is named as one.
     match jsonl_err("{\"squash\":{\"flush\":1,\"flush\":2}}\n") {
-        StreamError::BadJson { line, msg } => {
-            assert_eq!(line, 2);
-            assert!(msg.contains("one key"), "{msg}");
+        StreamError::BadField { line, field, msg } => {
+            assert_eq!((line, field.as_str()), (2, "squash"));
+            assert!(msg.contains("`flush` occurs twice"), "{msg}");
         }
         e => panic!("{e}"),
     }
