@@ -493,6 +493,13 @@ pub fn run(args: &RunArgs) -> Result<()> {
             t.wrong_path_found + t.wrong_path_missing,
             100.0 * t.wrong_path_found_fraction()
         );
+        if t.image_not_learned > 0 {
+            crate::reportln!(
+                "  warning: the code image is full ({} distinct addresses): {} records at new addresses were not learned, and the wrong path finds none of them (a real program shows a few thousand addresses; is the trace damaged?)",
+                t.image_addresses,
+                t.image_not_learned
+            );
+        }
     }
     for u in r.units.values() {
         crate::report!("{}", u.text());

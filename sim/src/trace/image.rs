@@ -105,15 +105,46 @@ impl Hasher for AddrHasher {
 /// Map keyed by code address.
 pub type AddrMap<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
 
+/// The most distinct addresses the image learns (about 100 MB): real
+/// programs show a few thousand; a damaged or synthetic trace of distinct
+/// addresses would otherwise grow it without bound.
+pub const MAX_ADDRESSES: usize = 1 << 20;
+
 /// The code image.
-#[derive(Default)]
 pub struct CodeImage {
     map: AddrMap<StaticInstr>,
+    /// What [`CodeImage::entry`] hands out for an address not learned (the
+    /// image full); overwritten each time.
+    spare: StaticInstr,
+    /// Records whose address was not learned because the image was full.
+    not_learned: u64,
+    max: usize,
+}
+
+impl Default for CodeImage {
+    fn default() -> Self {
+        CodeImage::with_max(MAX_ADDRESSES)
+    }
 }
 
 impl CodeImage {
     pub fn new() -> CodeImage {
         CodeImage::default()
+    }
+
+    /// An image that learns at most `max` distinct addresses.
+    pub fn with_max(max: usize) -> CodeImage {
+        CodeImage {
+            map: AddrMap::default(),
+            spare: StaticInstr::fresh(OpClass::Alu, None),
+            not_learned: 0,
+            max,
+        }
+    }
+
+    /// Records whose address was not learned because the image was full.
+    pub fn not_learned(&self) -> u64 {
+        self.not_learned
     }
 
     /// Number of distinct addresses seen.
@@ -146,7 +177,21 @@ impl CodeImage {
         class: OpClass,
         kind: Option<BranchKind>,
     ) -> &mut StaticInstr {
-        self.map.entry(pc).or_insert(StaticInstr {
+        if self.map.len() >= self.max && !self.map.contains_key(&pc) {
+            self.not_learned += 1;
+            self.spare = StaticInstr::fresh(class, kind);
+            return &mut self.spare;
+        }
+        self.map
+            .entry(pc)
+            .or_insert(StaticInstr::fresh(class, kind))
+    }
+}
+
+impl StaticInstr {
+    /// What is known of an address seen once: nothing but its class and kind.
+    fn fresh(class: OpClass, kind: Option<BranchKind>) -> StaticInstr {
+        StaticInstr {
             target: 0,
             load_addr: 0,
             store_addr: 0,
@@ -156,6 +201,6 @@ impl CodeImage {
             class,
             kind,
             last_taken: false,
-        })
+        }
     }
 }

@@ -17,7 +17,10 @@ mod source;
 #[cfg(test)]
 mod tests;
 
-pub use image::{default_size, CodeImage, StaticInstr, DEFAULT_SIZE, UNSEEN_SIZE};
+pub use image::{
+    default_size, CodeImage, StaticInstr, DEFAULT_SIZE, MAX_ADDRESSES as MAX_IMAGE_ADDRESSES,
+    UNSEEN_SIZE,
+};
 pub use reader::{Format, RecordReader};
 pub use record::{infer_kind, keeps_taken_bit, RawRecord, RECORD_BYTES, REG_FLAGS, REG_IP, REG_SP};
 pub use source::{TraceSource, MAX_INSTR_BYTES};
@@ -36,6 +39,8 @@ pub enum Problem {
     },
     #[error("read error: {detail}")]
     Read { detail: String },
+    #[error("the file is {format}-compressed, which cpistack does not decode (it reads raw, xz and gzip traces): decompress it first")]
+    Unsupported { format: &'static str },
     #[error("is_branch is {0}, must be 0 or 1")]
     BadIsBranch(u8),
     #[error("branch_taken is {0}, must be 0 or 1")]
@@ -193,6 +198,9 @@ pub struct TraceStats {
     pub wrong_path_missing: u64,
     /// Distinct code addresses in the image.
     pub image_addresses: u64,
+    /// Committed records whose address the image did not learn because it
+    /// was full ([`MAX_IMAGE_ADDRESSES`] addresses; 0 on real programs).
+    pub image_not_learned: u64,
 }
 
 impl TraceStats {

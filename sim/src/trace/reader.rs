@@ -35,15 +35,31 @@ impl Format {
     }
 
     /// The format the first bytes of a file show: xz (its 6-byte magic), gzip
-    /// (its magic and the deflate method, 3 bytes), else plain. A raw trace
-    /// starts with an instruction pointer, which matches neither in practice.
+    /// (its magic, the deflate method and a flag byte with its reserved bits
+    /// clear: 4 bytes), else plain. A raw trace starts with an instruction
+    /// pointer, which matches neither in practice (a gzip-like one, ending in
+    /// `...088b1f`, also needs a byte 3 below 0x20).
     pub fn sniff(head: &[u8]) -> Format {
         if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
             Format::Xz
-        } else if head.starts_with(&[0x1f, 0x8b, 0x08]) {
+        } else if head.starts_with(&[0x1f, 0x8b, 0x08])
+            && head.get(3).is_some_and(|f| f & 0xe0 == 0)
+        {
             Format::Gz
         } else {
             Format::Plain
+        }
+    }
+
+    /// A compression this reader does not decode, recognised by its magic:
+    /// named when a file read as raw records fails on its first record.
+    pub fn unsupported(head: &[u8]) -> Option<&'static str> {
+        match head {
+            [b'B', b'Z', b'h', b'1'..=b'9', ..] => Some("bzip2"),
+            [0x28, 0xb5, 0x2f, 0xfd, ..] => Some("zstd"),
+            [0x04, 0x22, 0x4d, 0x18, ..] => Some("lz4"),
+            [0x50, 0x4b, 0x03, 0x04, ..] => Some("zip"),
+            _ => None,
         }
     }
 
@@ -66,15 +82,21 @@ pub struct RecordReader {
     pos: usize,
     len: usize,
     eof: bool,
+    /// A read error met after whole records were buffered: reported when those
+    /// are consumed, so that it names the record the decoder broke in.
+    pending: Option<Problem>,
+    /// Read as raw records, the file starts with the magic of this compression.
+    unsupported: Option<&'static str>,
     /// Index (from 0, counted from the start of the file) of the next record.
     record: u64,
 }
 
 impl RecordReader {
-    /// Open `path`, choosing the decompressor from its suffix; a file whose
-    /// suffix is neither `.xz` nor `.gz` but whose content starts with the xz
-    /// or gzip magic (a trace renamed, or named `.xz` alone) is decompressed
-    /// all the same ([`Format::sniff`]).
+    /// Open `path`, choosing the decompressor from its content: the xz or
+    /// gzip magic ([`Format::sniff`]) wins over the suffix, so a trace renamed,
+    /// or named `.xz` when it is gzip, is read all the same; content that is
+    /// neither is read as the suffix says (`.xz`, `.gz`; the decoder then says
+    /// the format is not recognised), else as raw records.
     pub fn open(path: &Path) -> Result<RecordReader, TraceError> {
         let label = path.display().to_string();
         let open_error = |e: std::io::Error| TraceError::Open {
@@ -82,24 +104,27 @@ impl RecordReader {
             what: e.to_string(),
         };
         let mut file = File::open(path).map_err(open_error)?;
-        let mut format = Format::from_path(path);
         let mut head = Vec::with_capacity(6);
-        if format == Format::Plain {
-            (&mut file)
-                .take(6)
-                .read_to_end(&mut head)
-                .map_err(open_error)?;
-            format = Format::sniff(&head);
-        }
+        (&mut file)
+            .take(6)
+            .read_to_end(&mut head)
+            .map_err(open_error)?;
+        let format = match Format::sniff(&head) {
+            Format::Plain => Format::from_path(path),
+            f => f,
+        };
+        let unsupported = Format::unsupported(&head).filter(|_| format == Format::Plain);
         let raw: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head).chain(file));
-        Ok(RecordReader::from_reader(raw, format, label))
+        let mut r = RecordReader::from_reader(raw, format, label);
+        r.unsupported = unsupported;
+        Ok(r)
     }
 
     /// Read records from a byte stream in `format` (decompressed here as it is
     /// read); `path` only labels errors.
     pub fn from_reader(raw: Box<dyn Read + Send>, format: Format, path: String) -> RecordReader {
         let inner: Box<dyn Read + Send> = match format {
-            Format::Xz => Box::new(xz2::read::XzDecoder::new_multi_decoder(raw)),
+            Format::Xz => Box::new(XzRead::new(raw)),
             Format::Gz => Box::new(flate2::read::MultiGzDecoder::new(raw)),
             Format::Plain => raw,
         };
@@ -111,6 +136,8 @@ impl RecordReader {
             pos: 0,
             len: 0,
             eof: false,
+            pending: None,
+            unsupported: None,
             record: 0,
         }
     }
@@ -150,14 +177,21 @@ impl RecordReader {
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => {
                     let detail = e.to_string();
-                    return Err(self.error(match self.format {
+                    self.pending = Some(match self.format {
                         Format::Plain => Problem::Read { detail },
                         f => Problem::Corrupt {
                             format: f.name(),
                             detail,
                         },
-                    }));
+                    });
+                    self.eof = true;
                 }
+            }
+        }
+        // the whole records decoded before a read error are delivered first
+        if self.len < RECORD_BYTES {
+            if let Some(p) = self.pending.take() {
+                return Err(self.error(p));
             }
         }
         if self.len >= RECORD_BYTES {
@@ -165,7 +199,10 @@ impl RecordReader {
         } else if self.len == 0 {
             Ok(false)
         } else {
-            Err(self.error(Problem::ShortRecord { got: self.len }))
+            Err(self.error(match self.unsupported {
+                Some(format) if self.record == 0 => Problem::Unsupported { format },
+                _ => Problem::ShortRecord { got: self.len },
+            }))
         }
     }
 
@@ -194,6 +231,14 @@ impl RecordReader {
         match rec.validate() {
             Ok(_) => Ok(Some(rec)),
             Err(p) => {
+                // The decoder hands out what it decoded before it found an
+                // error, and a corrupt block decodes to garbage before its
+                // check fails: a bad record there is the corruption's doing.
+                let p = self.pending.take().unwrap_or(p);
+                let p = match self.unsupported {
+                    Some(format) if self.record == 1 => Problem::Unsupported { format },
+                    _ => p,
+                };
                 self.record -= 1;
                 let e = self.error(p);
                 self.record += 1;
@@ -217,5 +262,69 @@ impl RecordReader {
             left -= take;
         }
         Ok(n - left)
+    }
+}
+
+/// An xz decoder (concatenated streams, as `xz` writes and reads them) that
+/// hands out the bytes it decoded before an error, then the error: liblzma
+/// returns both from one call, and `xz2::read::XzDecoder` drops the bytes, so
+/// an error would name a record up to a read buffer early.
+struct XzRead {
+    inner: std::io::BufReader<Box<dyn Read + Send>>,
+    stream: xz2::stream::Stream,
+    /// The error of the call that also returned bytes.
+    err: Option<std::io::Error>,
+    ended: bool,
+}
+
+impl XzRead {
+    fn new(raw: Box<dyn Read + Send>) -> XzRead {
+        // no memory limit: the decoder's dictionary is what the file's writer chose
+        let stream = xz2::stream::Stream::new_stream_decoder(u64::MAX, xz2::stream::CONCATENATED);
+        XzRead {
+            inner: std::io::BufReader::with_capacity(CHUNK_BYTES, raw),
+            stream: stream.expect("liblzma initialises a stream decoder"),
+            err: None,
+            ended: false,
+        }
+    }
+}
+
+impl Read for XzRead {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::io::{BufRead, Error};
+        use xz2::stream::{Action, Status};
+        if let Some(e) = self.err.take() {
+            return Err(e);
+        }
+        if self.ended || buf.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            let input = self.inner.fill_buf()?;
+            let eof = input.is_empty();
+            let (in0, out0) = (self.stream.total_in(), self.stream.total_out());
+            let action = if eof { Action::Finish } else { Action::Run };
+            let ret = self.stream.process(input, buf, action);
+            let read = (self.stream.total_out() - out0) as usize;
+            let consumed = (self.stream.total_in() - in0) as usize;
+            self.inner.consume(consumed);
+            let problem = match ret {
+                Ok(Status::StreamEnd) => {
+                    self.ended = true;
+                    return Ok(read);
+                }
+                Ok(_) if read > 0 => return Ok(read),
+                Ok(_) if eof => Error::new(ErrorKind::UnexpectedEof, "premature eof"),
+                Ok(_) if consumed == 0 => Error::new(ErrorKind::InvalidData, "corrupt xz stream"),
+                Ok(_) => continue,
+                Err(e) => Error::new(ErrorKind::InvalidData, e),
+            };
+            if read == 0 {
+                return Err(problem);
+            }
+            self.err = Some(problem);
+            return Ok(read);
+        }
     }
 }

@@ -126,6 +126,7 @@ impl TraceSource {
     pub fn stats(&self) -> TraceStats {
         TraceStats {
             image_addresses: self.image.len() as u64,
+            image_not_learned: self.image.not_learned(),
             ..self.stats
         }
     }

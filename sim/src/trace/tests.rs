@@ -576,6 +576,35 @@ fn corrupt_and_truncated_xz_streams_name_a_record() {
     // Not xz at all.
     let e = decode_stream(reader(plain.clone())).unwrap_err();
     assert_eq!(record_problem(&e).0, 0, "{e}");
+    // Where the stream breaks, not where the read buffer began: every whole
+    // record decoded before the error is delivered first.
+    for cut in [good.len() / 3, good.len() / 2, good.len() - 7] {
+        let data = good[..cut].to_vec();
+        let whole = decodable(xz2::read::XzDecoder::new_multi_decoder(Cursor::new(&data))) / 64;
+        let e = decode_stream(reader(data)).unwrap_err();
+        let (rec, p) = record_problem(&e);
+        assert!(matches!(p, Problem::Corrupt { format: "xz", .. }), "{e}");
+        assert!(
+            rec.abs_diff(whole as u64) <= 1,
+            "cut at {cut}: {e}, {whole} whole records"
+        );
+    }
+    // Garbage after a whole stream: all 20 000 records, then the error.
+    let mut trailing = good.clone();
+    trailing.extend_from_slice(b"not an xz stream at all!");
+    let e = decode_stream(reader(trailing)).unwrap_err();
+    assert_eq!(record_problem(&e).0, 20_000, "{e}");
+}
+
+/// The bytes a decoder yields before it fails, read one at a time (so that
+/// at most one is lost with the error).
+fn decodable(mut d: impl std::io::Read) -> usize {
+    let mut b = [0u8; 1];
+    let mut n = 0;
+    while let Ok(1) = d.read(&mut b) {
+        n += 1;
+    }
+    n
 }
 
 #[test]
@@ -587,13 +616,13 @@ fn corrupt_gz_stream_names_a_record() {
     };
     assert_eq!(decode_stream(reader(good.clone())).unwrap().len(), 20_000);
     let cut = good[..good.len() / 2].to_vec();
+    let whole = decodable(flate2::read::MultiGzDecoder::new(Cursor::new(&cut))) / 64;
     let e = decode_stream(reader(cut)).unwrap_err();
+    let (rec, p) = record_problem(&e);
+    assert!(matches!(p, Problem::Corrupt { format: "gzip", .. }), "{e}");
     assert!(
-        matches!(
-            record_problem(&e).1,
-            Problem::Corrupt { format: "gzip", .. }
-        ),
-        "{e}"
+        rec.abs_diff(whole as u64) <= 1,
+        "{e}, {whole} whole records"
     );
 }
 
@@ -611,6 +640,9 @@ fn files_are_decompressed_by_suffix_and_named_without_it() {
         // no suffix that says so: the content's magic does
         (temp_path("p.trace"), xz(&plain)),
         (temp_path("p"), gz(&plain)),
+        // a suffix that says otherwise: the content's magic wins
+        (temp_path("p.xz"), gz(&plain)),
+        (temp_path("p.gz"), xz(&plain)),
     ];
     let mut outs = Vec::new();
     for (path, data) in &files {
@@ -626,6 +658,29 @@ fn files_are_decompressed_by_suffix_and_named_without_it() {
     }
     assert_eq!(Format::sniff(&plain[..6]), Format::Plain);
     assert_eq!(Format::sniff(&[0xfd, b'7', b'z']), Format::Plain);
+    // a raw trace whose first ip looks like the gzip magic (0x555555088b1f):
+    // byte 3 has a reserved gzip flag set, so it is raw
+    assert_eq!(
+        Format::sniff(&0x5555_5508_8b1f_u64.to_le_bytes()),
+        Format::Plain
+    );
+    assert_eq!(Format::sniff(&[0x1f, 0x8b, 0x08, 0x00]), Format::Gz);
+    // compressions that are not decoded are named, not read as records
+    for (magic, name) in [
+        (&b"BZh91AY&SY"[..], "bzip2"),
+        (&[0x28, 0xb5, 0x2f, 0xfd, 0, 0][..], "zstd"),
+    ] {
+        let path = temp_path("p.trace.other");
+        let mut data = magic.to_vec();
+        data.resize(4096, 0x55);
+        std::fs::write(&path, &data).unwrap();
+        let e = TraceSource::open(&path, 0).err().unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert!(
+            matches!(record_problem(&e), (0, Problem::Unsupported { format }) if format == name),
+            "{e}"
+        );
+    }
     let e = TraceSource::open(temp_path("missing.xz"), 0).err().unwrap();
     assert!(matches!(e, TraceError::Open { .. }), "{e}");
 }
@@ -664,4 +719,17 @@ fn random_bytes_never_panic() {
             }
         }
     }
+}
+
+#[test]
+fn a_full_image_learns_no_new_address_and_counts_them() {
+    use crate::isa::OpClass;
+    let mut im = CodeImage::with_max(2);
+    for pc in [0x10, 0x20, 0x30, 0x10, 0x40, 0x20] {
+        im.entry(pc, OpClass::Alu, None).size = 3;
+    }
+    assert_eq!(im.len(), 2);
+    assert_eq!(im.not_learned(), 2, "0x30 and 0x40");
+    assert_eq!(im.get(0x10).map(|s| s.size), Some(3));
+    assert!(im.get(0x30).is_none());
 }
