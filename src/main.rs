@@ -612,6 +612,14 @@ mod tests {
         assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict, "{e}");
         assert!(parse(&["run", "--trace", "t.xz"]).is_ok());
         assert!(parse(&["run", "--workload", "mlp", "--seed", "5"]).is_ok());
+        // and a workload has no records to skip
+        for args in [
+            &["run", "--workload", "mlp", "--skip", "5"][..],
+            &["run", "--skip", "5"],
+        ] {
+            assert!(parse(args).is_err(), "{args:?}");
+        }
+        assert!(parse(&["run", "--trace", "t.xz", "--skip", "5"]).is_ok());
     }
 
     #[test]

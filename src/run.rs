@@ -34,7 +34,7 @@ impl VariantArg {
 /// The machine configuration: defaults, then a file, then `--set`, then `--ideal`.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct MachineArgs {
-    /// Configuration file (TOML if it ends in `.toml`, else JSON); missing keys keep defaults.
+    /// Configuration file (TOML if it ends in `.toml`, any case, else JSON); missing keys keep defaults.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Override one configuration key (dotted path), e.g. `--set l2.latency=12`. Repeatable.
@@ -124,7 +124,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "workload")]
     pub trace: Option<PathBuf>,
     /// Trace records to skip before simulation (before the warm-up).
-    #[arg(long, default_value_t = 0, requires = "trace")]
+    #[arg(
+        long,
+        default_value_t = 0,
+        requires = "trace",
+        conflicts_with = "workload"
+    )]
     pub skip: u64,
     /// Instructions to measure (committed with counting on). A source that
     /// ends before the warm-up and these are done is an error.

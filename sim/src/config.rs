@@ -343,8 +343,28 @@ impl Default for Config {
     }
 }
 
+/// The largest configuration file read: a full configuration is about 2 KB.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The text of a configuration file of at most [`MAX_CONFIG_BYTES`] (a pipe,
+/// as `--config <(...)`, is fine; a device such as `/dev/zero` is not read
+/// until memory runs out).
+fn read_config_text(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind, Read};
+    let f = std::fs::File::open(path)?;
+    let mut text = String::new();
+    f.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!("larger than {MAX_CONFIG_BYTES} bytes; a configuration is a few KB"),
+        ));
+    }
+    Ok(text)
+}
+
 impl Config {
-    /// Read a TOML (`.toml`) or JSON (anything else) configuration file; missing keys
+    /// Read a TOML (`.toml`, any case) or JSON (anything else) configuration file; missing keys
     /// keep defaults. The result is validated ([`validate`](Self::validate)).
     pub fn from_file(path: &std::path::Path) -> Result<Config, SimError> {
         let cfg = Config::load(path)?;
@@ -361,19 +381,29 @@ impl Config {
     /// 1 MB, 8-way L2 (not the 16 KB of a default-constructed [`CacheCfg`]).
     pub fn load(path: &std::path::Path) -> Result<Config, SimError> {
         let err = |e: &dyn std::fmt::Display| SimError::Config(format!("{}: {e}", path.display()));
-        let text = std::fs::read_to_string(path).map_err(|e| err(&e))?;
+        let text = read_config_text(path).map_err(|e| err(&e))?;
         // a byte-order mark some editors put first is not part of the text
         // (TOML allows one; JSON parsers refuse it)
         let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
         // a typed parse first, for its errors (unknown keys, wrong types, with the
         // place in the file); then the given keys laid over the machine's defaults
-        let given: serde_json::Value = if path.extension().is_some_and(|e| e == "toml") {
+        let toml = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+        let given: serde_json::Value = if toml {
             toml::from_str::<Config>(text).map_err(|e| err(&e))?;
             let t: toml::Table = toml::from_str(text).map_err(|e| err(&e))?;
             serde_json::to_value(t).map_err(|e| err(&e))?
         } else {
-            serde_json::from_str::<Config>(text).map_err(|e| err(&e))?;
-            serde_json::from_str(text).map_err(|e| err(&e))?
+            // say how the file was read: a YAML or TOML file named otherwise
+            // would get a JSON parser's message alone
+            let json = |e: serde_json::Error| {
+                err(&format_args!(
+                    "{e} (read as JSON: the name does not end in `.toml`)"
+                ))
+            };
+            serde_json::from_str::<Config>(text).map_err(json)?;
+            serde_json::from_str(text).map_err(json)?
         };
         let mut v = serde_json::to_value(Config::default()).expect("config serialises");
         overlay(&mut v, given, "").map_err(|e| err(&e))?;
@@ -558,13 +588,13 @@ impl Config {
                 return bad(k, v as u64, "1..=8 (the unit's bundle widths)");
             }
         }
-        for (k, v) in [
-            ("core.decode_width", c.decode_width),
-            ("core.issue_width", c.issue_width),
-            ("core.lsq_entries", c.lsq_entries),
+        for (k, v, max) in [
+            ("core.decode_width", c.decode_width, 64),
+            ("core.issue_width", c.issue_width, 64),
+            ("core.lsq_entries", c.lsq_entries, 4096),
         ] {
-            if v == 0 {
-                return bad(k, 0, "at least 1");
+            if !(1..=max).contains(&v) {
+                return bad(k, v as u64, &format!("1..={max}"));
             }
         }
         if !(2..=MAX_FRONTEND_STAGES).contains(&c.frontend_stages) {

@@ -426,3 +426,41 @@ fn a_stack_of_wrapped_counters_shows_no_share_no_cpi_and_no_base() {
     assert!(r.overflowed.is_empty());
     assert!(r.text().contains(" 300 cycles"), "{}", r.text());
 }
+
+#[test]
+fn configuration_files_are_read_as_named_and_bounded() {
+    let d = scratch("config-files");
+    let build = |config: &Path, set: &[&str]| {
+        MachineArgs {
+            config: Some(config.to_path_buf()),
+            set: set.iter().map(|s| s.to_string()).collect(),
+            ideal: None,
+        }
+        .build()
+        .map_err(|e| format!("{e:#}"))
+    };
+    // `.TOML` is TOML
+    let upper = d.join("m.TOML");
+    std::fs::write(&upper, "[l2]\nlatency = 12\n").unwrap();
+    assert_eq!(build(&upper, &[]).unwrap().l2.latency, 12);
+    // anything else is JSON, and a parse error says so
+    let yaml = d.join("m.yaml");
+    std::fs::write(&yaml, "l2:\n  latency: 12\n").unwrap();
+    let e = build(&yaml, &[]).unwrap_err();
+    assert!(e.contains("read as JSON") && e.contains("m.yaml"), "{e}");
+    // a device is read up to the bound, not until memory runs out
+    let e = build(Path::new("/dev/zero"), &[]).unwrap_err();
+    assert!(e.contains("/dev/zero") && e.contains("larger than"), "{e}");
+    // widths and queues the core allocates for are bounded
+    for (set, legal) in [
+        ("core.decode_width=4294967295", "1..=64"),
+        ("core.issue_width=65", "1..=64"),
+        ("core.lsq_entries=4097", "1..=4096"),
+    ] {
+        let e = build(&upper, &[set]).unwrap_err();
+        assert!(
+            e.contains(set.split('=').next().unwrap()) && e.contains(legal),
+            "{e}"
+        );
+    }
+}
