@@ -93,7 +93,7 @@ screenshot: waves
 	  $$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends $(SHOT_PKGS); fi
 	@test -f waves/$(SCENARIO).vcd || { echo "no scenario $(SCENARIO) (see: ls waves/*.vcd)"; exit 1; }
 	cd waves && rm -f $(SCENARIO).png && timeout 120 xvfb-run -a -s "-screen 0 1600x1600x24" sh -c \
-	  'gtkwave -S zoom_full.tcl $(SCENARIO).vcd fmt.gtkw > gtkwave-screenshot.log 2>&1 & pid=$$!; \
+	  'gtkwave -S zoom_full.tcl $(SCENARIO).vcd $(SCENARIO).gtkw > gtkwave-screenshot.log 2>&1 & pid=$$!; \
 	   sleep 6; import -window root $(SCENARIO).png; kill $$pid'
 	@test -s waves/$(SCENARIO).png && echo "screenshot: waves/$(SCENARIO).png"
 

@@ -119,6 +119,8 @@ impl FailWaves {
             Ok(())
         })();
         res.map_err(|e| format!("writing {}: {e}", path.display()))?;
+        // its layout beside it: the failing unit's widths and rows
+        waves::write_vcd_layout(&path, &params).map_err(|e| format!("{e:#}"))?;
         Ok(Some(path))
     }
 }

@@ -50,8 +50,9 @@ enum Cmd {
     /// POWER5, the simulation reference in both orders) on workloads and traces,
     /// measure each method's error, and write tables, JSON and charts.
     Stacks(cpistack::stacks::StacksArgs),
-    /// Write one VCD waveform per scenario of the scenario table (FMT and sFMT)
-    /// into a directory (`make waves`); open them with `waves/fmt.gtkw`.
+    /// Write one VCD waveform per scenario of the scenario table (FMT and sFMT),
+    /// each with its GTKWave layout, into a directory (`make waves`); open one
+    /// with `cd DIR && gtkwave NAME.gtkw`.
     Waves(cpistack::waves::WavesCmdArgs),
 }
 

@@ -3,8 +3,8 @@
 //! Each [`Scenario`] is a short stream written from the paper's interval analysis
 //! and the spec (`counter-unit.md`), read like a timing diagram: one line per run
 //! of identical cycles. The integration tests (`tests/it/scenarios.rs`) hold the
-//! counter values worked out by hand for each; the CLI can replay them (or dump
-//! their waveforms) by name.
+//! counter values worked out by hand for each; `cpistack waves --scenario NAME`
+//! dumps their waveforms by name.
 //!
 //! A scenario's `params.variant` is `fmt`; every scenario is meant to be run with
 //! both variants (`params.with_variant(..)`).

@@ -967,7 +967,7 @@ pub fn gtkw_for(p: &Params, dumpfile: &str) -> String {
         s.push('\n');
     };
     line(&format!(
-        "[*] cpistack {} counter unit: layout for `cpistack` VCDs (written by `cpistack waves`)",
+        "{LAYOUT_FIRST_LINE}{} counter unit: layout for `cpistack` VCDs (written by `cpistack waves`)",
         variant.name()
     ));
     line(&format!("[dumpfile] \"{dumpfile}\""));
@@ -992,7 +992,6 @@ pub fn gtkw_for(p: &Params, dumpfile: &str) -> String {
             format!("{n}[{}:0]", width - 1)
         }
     };
-    let mut filters = 0;
     let mut out: Vec<String> = Vec::new();
     let group = |out: &mut Vec<String>, name: &str, closed: bool| {
         out.push(if closed { "@c01200" } else { "@800200" }.into());
@@ -1006,35 +1005,28 @@ pub fn gtkw_for(p: &Params, dumpfile: &str) -> String {
         out.push(flags.into());
         out.push(name);
     };
-    let mut filtered = |out: &mut Vec<String>, file: &str, name: String| {
-        filters += 1;
-        out.push("@2024".into());
-        out.push(format!("^{filters} {file}"));
-        out.push(name);
+    // An enumeration is shown by its `string` variable, which needs no
+    // translate filter (GTKWave looks a filter up relative to its working
+    // directory, so a layout that used them lost the names anywhere else).
+    let named = |out: &mut Vec<String>, name: &str| {
+        out.push(BIN.into());
+        out.push(format!("{name}_s"));
     };
     trace(&mut out, BIN, "top.clk".into());
     trace(&mut out, DEC, "top.bundles[63:0]".into());
     group(&mut out, "inputs", false);
     trace(&mut out, BIN, "top.in.count_enable".into());
-    filtered(
-        &mut out,
-        "fetch_stall.txt",
-        "top.in.fetch_stall[1:0]".into(),
-    );
+    named(&mut out, "top.in.fetch_stall");
     trace(&mut out, DEC, "top.in.fetched_branches[7:0]".into());
     trace(&mut out, BIN, "top.in.fe_redirect".into());
     trace(&mut out, DEC, "top.in.fe_squash[7:0]".into());
     trace(&mut out, DEC, "top.in.dispatched[7:0]".into());
     trace(&mut out, BIN, "top.in.dispatched_branches[7:0]".into());
     trace(&mut out, BIN, "top.in.dispatched_imiss[7:0]".into());
-    filtered(
-        &mut out,
-        "squash_kind.txt",
-        "top.in.squash_kind[1:0]".into(),
-    );
+    named(&mut out, "top.in.squash_kind");
     trace(&mut out, DEC, "top.in.squash_id[15:0]".into());
     trace(&mut out, DEC, "top.in.retired[7:0]".into());
-    filtered(&mut out, "head.txt", "top.in.head[2:0]".into());
+    named(&mut out, "top.in.head");
     end(&mut out, "inputs", false);
 
     group(&mut out, "ROB", false);
@@ -1058,14 +1050,19 @@ pub fn gtkw_for(p: &Params, dumpfile: &str) -> String {
     ] {
         trace(&mut out, DEC, range(&format!("top.fmt.{n}"), w.ptr));
     }
+    end(&mut out, "pointers", false);
+
+    group(&mut out, "refill", false);
     trace(&mut out, BIN, "top.fmt.refilling".into());
     trace(&mut out, BIN, "top.fmt.refill_pending".into());
+    end(&mut out, "refill", false);
     if !fmt {
+        group(&mut out, "shared I-counters", false);
         for n in ["shared_l1i", "shared_l2i", "shared_itlb"] {
             trace(&mut out, DEC, range(&format!("top.fmt.{n}"), w.local));
         }
+        end(&mut out, "shared I-counters", false);
     }
-    end(&mut out, "pointers", false);
 
     group(&mut out, "counters", false);
     for c in Counter::ALL {
@@ -1086,8 +1083,8 @@ pub fn gtkw_for(p: &Params, dumpfile: &str) -> String {
     group(&mut out, "error", false);
     trace(&mut out, BIN, "top.err.valid".into());
     trace(&mut out, DEC, "top.err.bundle[63:0]".into());
-    filtered(&mut out, "err_field.txt", "top.err.field[3:0]".into());
-    filtered(&mut out, "err_rule.txt", "top.err.rule[3:0]".into());
+    named(&mut out, "top.err.field");
+    named(&mut out, "top.err.rule");
     end(&mut out, "error", false);
     group(&mut out, "rows", false);
     for r in 0..p.fmt_rows.min(8) {
@@ -1158,12 +1155,61 @@ pub fn write_layout_for(
     Ok(files)
 }
 
+/// The GTKWave layout of the VCD `vcd`: the same name with `.gtkw` for its
+/// extension; `None` for a VCD itself named `.gtkw`.
+pub fn layout_path(vcd: &Path) -> Option<std::path::PathBuf> {
+    match vcd.extension() {
+        Some(e) if e.eq_ignore_ascii_case("gtkw") => None,
+        _ => Some(vcd.with_extension("gtkw")),
+    }
+}
+
+/// Write, beside the VCD `vcd` of a unit of parameters `p`, its layout
+/// ([`layout_path`], [`gtkw_for`]: the unit's variant, register widths and
+/// rows, the VCD named by its file name), so that every VCD opens with a
+/// layout that shows all of its signals. Nothing for a VCD written directly
+/// (a pipe, `/dev/stdout`); a file of the layout's name that is not a
+/// `cpistack` layout is not overwritten (an error).
+pub fn write_vcd_layout(vcd: &Path, p: &Params) -> anyhow::Result<Option<std::path::PathBuf>> {
+    let Some(path) = layout_path(vcd).filter(|_| !crate::paths::written_directly(vcd)) else {
+        return Ok(None);
+    };
+    if let Ok(old) = std::fs::read(&path) {
+        anyhow::ensure!(
+            old.starts_with(LAYOUT_FIRST_LINE.as_bytes()),
+            "{}: not overwritten with the layout of {}: it is not a cpistack layout",
+            path.display(),
+            vcd.display()
+        );
+    }
+    let name = vcd.file_name().unwrap_or_default().to_string_lossy();
+    std::fs::write(&path, gtkw_for(p, &name))
+        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+    Ok(Some(path))
+}
+
+/// What every layout `cpistack` writes starts with.
+const LAYOUT_FIRST_LINE: &str = "[*] cpistack ";
+
+/// `s` as one shell word, so that a printed command can be pasted.
+pub fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./-+=:@%".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
 /// `--vcd FILE` and `--window FROM:TO`, shared by `check`, `replay` and `run`.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct WaveArgs {
-    /// Write a VCD waveform of the bit-accurate unit to FILE (open it in GTKWave
-    /// with `waves/fmt.gtkw` or `waves/sfmt.gtkw`). With `--variant both`, FILE
-    /// holds FMT and FILE with `-sfmt` before its extension holds sFMT.
+    /// Write a VCD waveform of the bit-accurate unit to FILE, and its GTKWave
+    /// layout beside it (FILE with the extension `.gtkw`; open both with
+    /// `gtkwave FILE LAYOUT`). With `--variant both`, FILE holds FMT and FILE
+    /// with `-sfmt` before its extension holds sFMT.
     #[arg(long, value_name = "FILE")]
     pub vcd: Option<std::path::PathBuf>,
     /// Dump only cycles FROM to TO (TO excluded; bundle indices from 0). Time 0 of
@@ -1199,7 +1245,11 @@ impl WaveArgs {
             self.window.unwrap_or(Window::ALL),
         )
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        Ok(Some(Traced { path, tracer: t }))
+        Ok(Some(Traced {
+            path,
+            params: *unit.params(),
+            tracer: t,
+        }))
     }
 
     /// Fails, before any work, if the VCDs of `variants` cannot all be
@@ -1243,6 +1293,8 @@ pub struct Traced {
     /// The file the VCD ends up in (written to `FILE.part` until it is
     /// finished: [`crate::paths::part_path`]).
     pub path: std::path::PathBuf,
+    /// The unit's parameters, for the layout written beside the VCD.
+    pub params: Params,
     pub tracer: FileTracer,
 }
 
@@ -1250,11 +1302,14 @@ impl Traced {
     /// Finish the file and move it to its name; the error names it. If the
     /// window was never reached, or the file could not be finished, nothing
     /// is left behind (an earlier file of the name is kept).
-    pub fn finish(self) -> anyhow::Result<std::path::PathBuf> {
+    /// Beside the VCD it writes its GTKWave layout ([`write_vcd_layout`]);
+    /// returns the files.
+    pub fn finish(self) -> anyhow::Result<(std::path::PathBuf, Option<std::path::PathBuf>)> {
         match self.tracer.finish() {
             Ok(_) => {
                 crate::paths::move_into_place(&self.path, "--vcd")?;
-                Ok(self.path)
+                let layout = write_vcd_layout(&self.path, &self.params)?;
+                Ok((self.path, layout))
             }
             Err(e) => {
                 crate::paths::remove_part(&self.path);
@@ -1291,7 +1346,14 @@ fn finish_each(ts: Vec<Option<Traced>>, done: &str) -> Option<anyhow::Error> {
     let mut first = None;
     for t in ts.into_iter().flatten() {
         match t.finish() {
-            Ok(p) => eprintln!("{done}: {}", p.display()),
+            Ok((p, None)) => eprintln!("{done}: {}", p.display()),
+            Ok((p, Some(l))) => eprintln!(
+                "{done}: {} (its GTKWave layout: {}; open with: gtkwave {} {})",
+                p.display(),
+                l.display(),
+                shell_word(&p.display().to_string()),
+                shell_word(&l.display().to_string())
+            ),
             Err(e) if first.is_none() => first = Some(e),
             Err(e) => eprintln!("warning: {e:#}"),
         }
@@ -1331,8 +1393,10 @@ pub fn write_scenarios(a: &WavesCmdArgs) -> anyhow::Result<Vec<std::path::PathBu
                 Variant::Sfmt => format!("{}-sfmt.vcd", sc.name),
             };
             let path = a.out.join(name);
-            dump_stream(&path, sc.params.with_variant(v), &sc.bundles, Window::ALL)
+            let p = sc.params.with_variant(v);
+            dump_stream(&path, p, &sc.bundles, Window::ALL)
                 .map_err(|e| e.context(format!("scenario {}: {}", sc.name, path.display())))?;
+            out.extend(write_vcd_layout(&path, &p)?);
             out.push(path);
         }
     }
@@ -1352,19 +1416,11 @@ pub fn cmd(a: &WavesCmdArgs) -> anyhow::Result<()> {
     };
     let shown = crate::scenarios::by_name(shown).expect("write_scenarios checked every name");
     files.extend(write_layout_for(&a.out, shown.name, &shown.params)?);
-    // the directory as a shell word, so that the hint can be pasted
     let dir = a.out.display().to_string();
-    let word = if dir
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "_./-+=:@%".contains(c))
-    {
-        dir.clone()
-    } else {
-        format!("'{}'", dir.replace('\'', r"'\''"))
-    };
     println!(
-        "wrote {} files (scenario waveforms, GTKWave layout and filters) to {dir}; open one with: cd {word} && gtkwave {}.vcd fmt.gtkw",
+        "wrote {} files (scenario waveforms, each with its GTKWave layout, and filters) to {dir}; open one with: cd {} && gtkwave {}.gtkw",
         files.len(),
+        shell_word(&dir),
         shown.name
     );
     Ok(())

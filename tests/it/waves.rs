@@ -429,22 +429,41 @@ fn gtkwave_loads_each_layout_without_warning() {
             scenarios: if only { vec![name.to_string()] } else { vec![] },
         })
         .unwrap();
-        gtkwave_loads_layouts(&dir, sc.bundles.len());
+        // the save file names its VCD by relative path: open it alone, in its directory
+        let generic = [Variant::Fmt, Variant::Sfmt].map(|v| (format!("{}.gtkw", v.name()), None));
+        gtkwave_loads_layouts(&dir, sc.bundles.len(), &generic);
+        // each VCD's own layout, from another directory (a layout once needed
+        // its translate filters in the working directory)
+        let own = [format!("{name}.vcd"), format!("{name}-sfmt.vcd")].map(|vcd| {
+            let layout = waves::layout_path(&dir.join(&vcd)).unwrap();
+            (layout.display().to_string(), Some(dir.join(vcd)))
+        });
+        gtkwave_loads_layouts(&std::env::temp_dir(), sc.bundles.len(), &own);
     }
 }
 
-fn gtkwave_loads_layouts(dir: &Path, bundles: usize) {
-    for v in [Variant::Fmt, Variant::Sfmt] {
-        let gtkw = format!("{}.gtkw", v.name());
+/// GTKWave, run in `dir`, opens each layout (with its VCD when one is given)
+/// without a warning, shows every trace of it and loads `bundles` cycles.
+fn gtkwave_loads_layouts(dir: &Path, bundles: usize, layouts: &[(String, Option<PathBuf>)]) {
+    let probe = tmp("gtkwave-probe").join("probe.tcl");
+    for (gtkw, vcd) in layouts {
         std::fs::write(
-            dir.join("probe.tcl"),
+            &probe,
             "puts \"DISPLAYED [llength [gtkwave::getDisplayedSignals]]\"\ngtkwave::/File/Quit\n",
         )
         .unwrap();
-        // the save file names its VCD by relative path: open it alone
+        let mut args = vec![
+            "120".to_string(),
+            "xvfb-run".into(),
+            "-a".into(),
+            "gtkwave".into(),
+        ];
+        args.extend(["-S".into(), probe.display().to_string()]);
+        args.extend(vcd.iter().map(|v| v.display().to_string()));
+        args.push(gtkw.clone());
         let out = std::process::Command::new("timeout")
             .current_dir(dir)
-            .args(["120", "xvfb-run", "-a", "gtkwave", "-S", "probe.tcl", &gtkw])
+            .args(&args)
             .output()
             .expect("run gtkwave");
         let log = format!(
@@ -466,7 +485,7 @@ fn gtkwave_loads_layouts(dir: &Path, bundles: usize) {
             .and_then(|r| r.split_whitespace().next())
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("no probe output from gtkwave on {gtkw}:\n{log}"));
-        let traces = std::fs::read_to_string(dir.join(&gtkw))
+        let traces = std::fs::read_to_string(dir.join(gtkw))
             .unwrap()
             .lines()
             .filter(|l| l.starts_with("top."))
@@ -479,4 +498,39 @@ fn gtkwave_loads_layouts(dir: &Path, bundles: usize) {
         let end = format!("[{}] end time.", 10 * (bundles + 1));
         assert!(log.contains(&end), "{gtkw} did not load its VCD:\n{log}");
     }
+}
+
+/// Every VCD gets the layout of its own unit beside it, which names every
+/// register at its width; a file of that name that is not a layout is kept.
+#[test]
+fn a_vcd_is_written_with_its_own_layout() {
+    let dir = tmp("own-layout");
+    let mut p = Params::default();
+    p.fmt_rows = 4;
+    p.rob_entries = 8;
+    let sc = &cpistack::scenarios::all()[0];
+    let vcd = dir.join("small.vcd");
+    let bundles: Vec<CycleEvents> = sc.bundles.iter().take(3).copied().collect();
+    // the unit: a small one (the scenario's first bundles are legal for it)
+    waves::dump_stream(&vcd, p, &bundles, Window::ALL).unwrap();
+    let layout = waves::write_vcd_layout(&vcd, &p).unwrap().unwrap();
+    assert_eq!(layout, dir.join("small.gtkw"));
+    let text = std::fs::read_to_string(&layout).unwrap();
+    assert!(text.contains("[dumpfile] \"small.vcd\""), "{text}");
+    // the widths of this unit: 3-bit pointers (4 rows and a wrap bit), 3-bit ROB ids
+    for name in [
+        "top.fmt.head[2:0]",
+        "top.rob.rob_head[2:0]",
+        "top.fmt.row03_penalty[15:0]",
+    ] {
+        assert!(text.lines().any(|l| l == name), "{name} in\n{text}");
+    }
+    assert!(!text.contains("row04"), "{text}");
+    // a file of the layout's name that is not a layout is not overwritten
+    std::fs::write(&layout, "my notes\n").unwrap();
+    let e = waves::write_vcd_layout(&vcd, &p).unwrap_err().to_string();
+    assert!(e.contains("not a cpistack layout"), "{e}");
+    assert_eq!(std::fs::read_to_string(&layout).unwrap(), "my notes\n");
+    // a VCD named .gtkw has no layout (it would be its own)
+    assert!(waves::layout_path(&dir.join("x.gtkw")).is_none());
 }
