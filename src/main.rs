@@ -112,8 +112,9 @@ impl ParamArgs {
 
 #[derive(clap::Args)]
 struct CheckArgs {
-    /// Use a random legal stream (the only source `check` has).
-    #[arg(long, required = true)]
+    /// Use a random legal stream: the only source `check` has, so this is
+    /// the default (the flag is accepted as the command line writes it).
+    #[arg(long)]
     random: bool,
     /// Seed of the random stream.
     #[arg(long, default_value_t = 1)]
@@ -141,8 +142,10 @@ enum Format {
 
 #[derive(clap::Args)]
 struct GenArgs {
+    /// Seed of the random stream (the same seed gives the same file).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Number of bundles (cycles) to write.
     #[arg(long, default_value_t = 10_000)]
     cycles: u64,
     /// Output file. Its directory is made if missing; it is written to
@@ -184,6 +187,7 @@ struct ReplayArgs {
 
 #[derive(clap::Args)]
 struct CostArgs {
+    /// Which variant(s) to cost.
     #[arg(long, value_enum, default_value_t = VariantArg::Both)]
     variant: VariantArg,
     /// Print JSON.
@@ -252,7 +256,8 @@ fn agreed(v: Variant, cycles: u64, seed: u64) -> String {
 }
 
 fn cmd_check(a: &CheckArgs) -> Result<()> {
-    debug_assert!(a.random);
+    // `--random` or not: a random stream is the only source
+    let _ = a.random;
     let base = a.params.apply(Params::default())?;
     a.waves.check_variants(&a.variant.list())?;
     // a waveform on standard output is not mixed with the report

@@ -116,7 +116,8 @@ pub fn earlier_set(set: &[String], i: usize) -> Option<(&str, &str)> {
 /// Arguments of `cpistack run`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
-    /// Suite workload (`cpistack workloads` lists them).
+    /// Synthetic workload: one of the suite (`cpistack workloads` lists
+    /// them) or a limit workload such as `server` (`cpistack workloads --all`).
     #[arg(long, default_value = "balanced")]
     pub workload: String,
     /// ChampSim trace to simulate instead of a workload (`.xz`, `.gz` or raw
@@ -193,6 +194,11 @@ pub struct RunReport {
     pub warmup: u64,
     pub instructions: u64,
     pub cycles: u64,
+    /// The core's cycle (bundle index from 0, as `--window` counts) of the
+    /// first cycle counted; the cycles before it are the warm-up's.
+    pub first_counted_cycle: u64,
+    /// Every cycle simulated, warm-up included (the bundles the units saw).
+    pub total_cycles: u64,
     pub cpi: f64,
     pub checked: bool,
     pub stats: sim::Stats,
@@ -363,9 +369,13 @@ fn simulate_core<S: sim::InstrSource>(
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr()) && !args.json;
     let mut k: u32 = 0;
     let total = args.warmup + args.instructions;
+    let mut first_counted = None;
     let mut body = || -> Result<()> {
         while core.counted_retired() < args.instructions && !core.finished() {
             let ev = *core.step()?;
+            if ev.count_enable && first_counted.is_none() {
+                first_counted = Some(core.cycle() - 1);
+            }
             drive.after_cycle(&ev, &core)?;
             k = k.wrapping_add(1);
             if tty && k & 0xffff == 0 {
@@ -434,6 +444,8 @@ fn simulate_core<S: sim::InstrSource>(
         warmup: args.warmup,
         instructions: st.instructions,
         cycles: st.cycles,
+        first_counted_cycle: first_counted.unwrap_or(core.cycle()),
+        total_cycles: core.cycle(),
         cpi: st.cpi(),
         checked: args.check,
         units,
@@ -471,6 +483,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
         } else {
             ""
         }
+    );
+    crate::reportln!(
+        "  core cycles [0, {}) warm-up, counting off; [{}, {}) measured (`--window` counts these cycles)",
+        r.first_counted_cycle,
+        r.first_counted_cycle,
+        r.total_cycles
     );
     let s = &r.stats;
     crate::reportln!("  {:<12} {:>12} {:>12}", "event", "committed", "all paths");

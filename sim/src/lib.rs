@@ -34,7 +34,7 @@ pub enum SimError {
     Source(SourceError),
     #[error("watchdog: the pipeline is stuck: {0}")]
     Stuck(String),
-    #[error("unknown workload `{0}` (see `cpistack workloads`)")]
+    #[error("unknown workload `{0}` (see `cpistack workloads --all`)")]
     UnknownWorkload(String),
     /// The source ran dry before the run had measured what it was asked to
     /// ([`Core::require_complete`]): a short trace, or too much warm-up.

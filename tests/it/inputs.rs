@@ -56,6 +56,18 @@ fn a_trace_that_ends_before_the_measurement_is_done_is_an_error() {
     // enough: a result
     let r = simulate(&trace_args(&t, 100, 2_000)).unwrap();
     assert_eq!(r.instructions, 2_000);
+    // where counting starts: the warm-up's cycles, then the measured ones
+    assert!(
+        r.first_counted_cycle > 0,
+        "100 instructions of warm-up take cycles"
+    );
+    assert_eq!(r.first_counted_cycle + r.cycles, r.total_cycles);
+    assert_eq!(
+        simulate(&trace_args(&t, 0, 2_000))
+            .unwrap()
+            .first_counted_cycle,
+        0
+    );
     // too short for the measurement, then for the warm-up: errors naming the counts
     for (warmup, instructions, measured) in [(1_000, 50_000, 2_000), (5_000, 100, 0)] {
         let e = simulate(&trace_args(&t, warmup, instructions))
