@@ -161,6 +161,10 @@ struct Var {
 
 const FETCH_STALL_NAMES: &[&str] = &["none", "l1i", "l2i", "itlb"];
 const HEAD_NAMES: &[&str] = &["none", "l1d", "l2d", "dtlb", "longlat", "other"];
+/// A row's place in the table (`rowNN_state`, derived from the pointers):
+/// outside `[head, ftail]`, dispatched (`[head, dtail)`), fetched
+/// (`[dtail, ftail)`), or the accumulation row `ftail`.
+pub const ROW_STATE_NAMES: &[&str] = &["free", "dispatched", "fetched", "accum"];
 const SQUASH_NAMES: &[&str] = &["none", "mispredict", "flush"];
 const FIELD_NAMES: &[&str] = &[
     "none",
@@ -222,12 +226,13 @@ struct Ix {
     err_rule: usize,
 }
 
-/// Variables per row: rob_id, penalty, mispredict, done (+ l1i, l2i, itlb in FMT).
+/// Variables per row: rob_id, penalty, mispredict, done (+ l1i, l2i, itlb in
+/// FMT), then state and its string.
 fn row_vars(fmt: bool) -> usize {
     if fmt {
-        7
+        9
     } else {
-        4
+        6
     }
 }
 
@@ -323,6 +328,8 @@ pub struct VcdTracer<W: Write> {
     prev_row: Vec<(u16, u32, [u32; 3])>,
     /// `(head, ftail)` at the start of the last sampled cycle.
     row_scan: (u16, u16),
+    /// `(head, dtail, ftail)` the row states were last derived from.
+    state_ptrs: Option<(u16, u16, u16)>,
     prev_done: [u64; 4],
     params: Params,
     fmt: bool,
@@ -435,6 +442,7 @@ impl<W: Write> VcdTracer<W> {
                 d.reg(&format!("row{r:02}_l2i"), w.local)?;
                 d.reg(&format!("row{r:02}_itlb"), w.local)?;
             }
+            d.enumeration(&format!("row{r:02}_state"), 2, ROW_STATE_NAMES, false)?;
         }
         d.up()?;
 
@@ -473,6 +481,7 @@ impl<W: Write> VcdTracer<W> {
             prev_mis: [0; 4],
             prev_row: vec![(0, 0, [0; 3]); rows],
             row_scan: (0, 0),
+            state_ptrs: None,
             prev_done: [0; 4],
             params,
             fmt,
@@ -775,6 +784,29 @@ impl<W: Write> VcdTracer<W> {
             self.prev_mis[w] = mis[w];
             self.prev_done[w] = done[w];
         }
+        // Each row's state, derived again when a pointer moved.
+        let ptrs = (q.head, q.dtail, q.ftail);
+        if self.state_ptrs != Some(ptrs) {
+            self.state_ptrs = Some(ptrs);
+            let mask = self.rows - 1;
+            let m = self.ptr_mask;
+            let h = q.head as usize & mask;
+            let nd = (q.dtail.wrapping_sub(q.head) & m) as usize;
+            let nf = (q.ftail.wrapping_sub(q.head) & m) as usize;
+            for r in 0..self.rows {
+                let k = r.wrapping_sub(h) & mask;
+                let state = if k < nd {
+                    1
+                } else if k < nf {
+                    2
+                } else if k == nf {
+                    3
+                } else {
+                    0
+                };
+                self.set_enum(base + r * per + per - 2, state, emit);
+            }
+        }
     }
 
     fn flush_if_big(&mut self) {
@@ -945,6 +977,7 @@ pub fn filter_files() -> Vec<(&'static str, String)> {
         ("squash_kind.txt", table(SQUASH_NAMES)),
         ("err_field.txt", table(FIELD_NAMES)),
         ("err_rule.txt", rules),
+        ("row_state.txt", table(ROW_STATE_NAMES)),
     ]
 }
 
@@ -1091,6 +1124,7 @@ pub fn gtkw_for(p: &Params, dumpfile: &str) -> String {
         let closed = r >= 3;
         let g = format!("row{r:02}");
         group(&mut out, &g, closed);
+        named(&mut out, &format!("top.fmt.{g}_state"));
         trace(
             &mut out,
             DEC,

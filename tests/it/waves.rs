@@ -87,8 +87,24 @@ fn regs(u: &hw::Unit, out: &mut BTreeMap<String, V>) {
         V::Str(e.map_or("none".into(), |e| format!("rule{}", e.rule))),
     );
     let fmt = p.variant == Variant::Fmt;
+    // a row's place, from the pointers with their wrap bits: dispatched rows
+    // [head, dtail), fetched [dtail, ftail), the accumulation row ftail
+    let (nd, nf) = (
+        (q.dtail.wrapping_sub(q.head) & m) as usize,
+        (q.ftail.wrapping_sub(q.head) & m) as usize,
+    );
     for r in 0..p.fmt_rows as usize {
         let n = format!("top.fmt.row{r:02}");
+        let age = (r + p.fmt_rows as usize - (q.head as usize % p.fmt_rows as usize))
+            % p.fmt_rows as usize;
+        let (code, name) = match age {
+            a if a < nd => (1, "dispatched"),
+            a if a < nf => (2, "fetched"),
+            a if a == nf => (3, "accum"),
+            _ => (0, "free"),
+        };
+        out.insert(format!("{n}_state"), V::Bits(code));
+        out.insert(format!("{n}_state_s"), V::Str(name.into()));
         out.insert(format!("{n}_rob_id"), V::Bits(u.row_rob_id(r) as u64));
         out.insert(format!("{n}_penalty"), V::Bits(u.row_penalty(r) as u64));
         out.insert(
