@@ -405,8 +405,10 @@ fn an_ideal_switch_both_added_and_set_false_is_refused() {
 #[test]
 fn a_stack_of_wrapped_counters_shows_no_share_no_cpi_and_no_base() {
     // 300 idle counted cycles through 8-bit globals: `cycles` wraps to 44
-    let mut p = events::Params::default();
-    p.global_bits = 8;
+    let p = events::Params {
+        global_bits: 8,
+        ..Default::default()
+    };
     let mut u = hw::Unit::new(p).unwrap();
     for _ in 0..300 {
         u.step(&events::CycleEvents::idle());

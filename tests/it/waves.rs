@@ -521,9 +521,11 @@ fn gtkwave_loads_layouts(dir: &Path, bundles: usize, layouts: &[(String, Option<
 #[test]
 fn a_vcd_is_written_with_its_own_layout() {
     let dir = tmp("own-layout");
-    let mut p = Params::default();
-    p.fmt_rows = 4;
-    p.rob_entries = 8;
+    let p = Params {
+        fmt_rows: 4,
+        rob_entries: 8,
+        ..Default::default()
+    };
     let sc = &cpistack::scenarios::all()[0];
     let vcd = dir.join("small.vcd");
     let bundles: Vec<CycleEvents> = sc.bundles.iter().take(3).copied().collect();
