@@ -14,8 +14,9 @@ pub struct StackReport {
     /// Names of the counters whose sticky overflow flag is set.
     pub overflowed: Vec<String>,
     pub saturated: bool,
-    /// `cycles` minus the eight components (may be negative for sFMT).
-    pub base: i128,
+    /// `cycles` minus the eight components (may be negative for sFMT); `None`
+    /// when a counter wrapped (no difference of wrapped counts means anything).
+    pub base: Option<i128>,
     /// CPI of `cycles`, `base` and each component (counter / retired); empty if
     /// nothing retired or a counter wrapped.
     pub cpi: std::collections::BTreeMap<String, f64>,
@@ -56,7 +57,7 @@ impl StackReport {
                 .map(|k| k.name().to_string())
                 .collect(),
             saturated: v.saturated,
-            base: c.base(),
+            base: (!wrapped).then(|| c.base()),
             cpi,
             pending: v.pending,
             error: v.error.map(|e| e.to_string()),
@@ -110,13 +111,9 @@ impl StackReport {
             s,
             "  {:<10} {:>14} {} {}",
             "base",
-            if ratios {
-                self.base.to_string()
-            } else {
-                "-".into()
-            },
-            share(self.base as f64),
-            cpi(self.base as f64)
+            self.base.map_or("-".into(), |b| b.to_string()),
+            share(self.base.unwrap_or(0) as f64),
+            cpi(self.base.unwrap_or(0) as f64)
         );
         for k in Counter::COMPONENTS {
             let v = self.counters[k.name()];

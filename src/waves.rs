@@ -784,18 +784,18 @@ impl<W: Write> VcdTracer<W> {
             self.prev_mis[w] = mis[w];
             self.prev_done[w] = done[w];
         }
-        // Each row's state, derived again when a pointer moved.
+        // Each row's state, derived again when a pointer moved: only rows live
+        // before or after can have changed (a free row stays free).
         let ptrs = (q.head, q.dtail, q.ftail);
         if self.state_ptrs != Some(ptrs) {
-            self.state_ptrs = Some(ptrs);
             let mask = self.rows - 1;
             let m = self.ptr_mask;
             let h = q.head as usize & mask;
             let nd = (q.dtail.wrapping_sub(q.head) & m) as usize;
             let nf = (q.ftail.wrapping_sub(q.head) & m) as usize;
-            for r in 0..self.rows {
+            let state_of = |r: usize| {
                 let k = r.wrapping_sub(h) & mask;
-                let state = if k < nd {
+                if k < nd {
                     1
                 } else if k < nf {
                     2
@@ -803,8 +803,20 @@ impl<W: Write> VcdTracer<W> {
                     3
                 } else {
                     0
-                };
-                self.set_enum(base + r * per + per - 2, state, emit);
+                }
+            };
+            let runs = match self.state_ptrs.replace(ptrs) {
+                None => [(0, self.rows), (0, 0)],
+                Some((h0, _, f0)) => [
+                    (h0 as usize & mask, (f0.wrapping_sub(h0) & m) as usize + 1),
+                    (h, nf + 1),
+                ],
+            };
+            for (start, n) in runs {
+                for k in 0..n {
+                    let r = (start + k) & mask;
+                    self.set_enum(base + r * per + per - 2, state_of(r), emit);
+                }
             }
         }
     }
@@ -1208,18 +1220,29 @@ pub fn write_vcd_layout(vcd: &Path, p: &Params) -> anyhow::Result<Option<std::pa
     let Some(path) = layout_path(vcd).filter(|_| !crate::paths::written_directly(vcd)) else {
         return Ok(None);
     };
-    if let Ok(old) = std::fs::read(&path) {
-        anyhow::ensure!(
-            old.starts_with(LAYOUT_FIRST_LINE.as_bytes()),
-            "{}: not overwritten with the layout of {}: it is not a cpistack layout",
-            path.display(),
-            vcd.display()
-        );
-    }
+    check_layout_free(vcd)?;
     let name = vcd.file_name().unwrap_or_default().to_string_lossy();
     std::fs::write(&path, gtkw_for(p, &name))
         .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
     Ok(Some(path))
+}
+
+/// Fails if the layout of the VCD `vcd` would overwrite a file that is not a
+/// `cpistack` layout: checked before a run starts, and again when writing.
+pub fn check_layout_free(vcd: &Path) -> anyhow::Result<()> {
+    let Some(path) = layout_path(vcd).filter(|_| !crate::paths::written_directly(vcd)) else {
+        return Ok(());
+    };
+    if let Ok(old) = std::fs::read(&path) {
+        anyhow::ensure!(
+            old.starts_with(LAYOUT_FIRST_LINE.as_bytes()),
+            "{}: not overwritten with the GTKWave layout of {}: it is not a cpistack layout \
+             (move it, or give --vcd another name)",
+            path.display(),
+            vcd.display()
+        );
+    }
+    Ok(())
 }
 
 /// What every layout `cpistack` writes starts with.
@@ -1287,7 +1310,8 @@ impl WaveArgs {
     }
 
     /// Fails, before any work, if the VCDs of `variants` cannot all be
-    /// written: with two variants the second goes to FILE with `-sfmt` before
+    /// written (or a layout beside one would overwrite a file that is not a
+    /// layout: [`check_layout_free`]): with two variants the second goes to FILE with `-sfmt` before
     /// its extension, which is not a place for a FILE written directly
     /// (`/dev/stdout`, a named pipe: its `-sfmt` sibling would be a new file
     /// in `/dev`, or beside the pipe, that nobody reads).
@@ -1301,7 +1325,13 @@ impl WaveArgs {
                     p.display()
                 )
             }
-            _ => Ok(()),
+            _ => {
+                // the layout beside each VCD must not overwrite someone's file
+                for p in self.paths(variants) {
+                    check_layout_free(&p)?;
+                }
+                Ok(())
+            }
         }
     }
 

@@ -2,6 +2,20 @@
 
 use serde::{Deserialize, Serialize};
 
+/// `s` with its control characters escaped (`\u{1b}`), so that a name quoted
+/// in a message never sends one to a terminal; everything else as it is.
+pub(crate) fn printable(s: &str) -> String {
+    let mut t = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            t.extend(c.escape_debug());
+        } else {
+            t.push(c);
+        }
+    }
+    t
+}
+
 /// A field-less enum read and written by its name.
 pub(crate) trait Named: Copy + 'static {
     const ALL_NAMED: &'static [Self];
@@ -34,7 +48,7 @@ pub(crate) fn by_name<'de, T: Named, D: serde::Deserializer<'de>>(d: D) -> Resul
                     write!(
                         f,
                         "unknown variant `{}`, expected one of ",
-                        self.0.escape_debug()
+                        printable(self.0)
                     )?;
                     names::<T>(f)
                 }
@@ -247,13 +261,7 @@ impl CycleEvents {
 /// `{"flush": ID}`: how [`CycleEvents`] reads its `squash` (the derived form of
 /// [`Squash`] alone would also take `{"none":null}`).
 pub(crate) fn strict_squash<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Squash, D::Error> {
-    /// The key of the object form; `none` is not one ("unknown variant `none`").
-    #[derive(Deserialize)]
-    #[serde(rename_all = "lowercase")]
-    enum Kind {
-        Mispredict,
-        Flush,
-    }
+    const NAMES: &str = "expected one of `none`, `mispredict`, `flush`";
     struct V;
     impl<'de> serde::de::Visitor<'de> for V {
         type Value = Squash;
@@ -266,13 +274,22 @@ pub(crate) fn strict_squash<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Sq
                 "mispredict" | "flush" => Err(E::custom(format_args!(
                     "`{v}` needs a ROB id: {{\"{v}\": ID}}"
                 ))),
-                _ => Err(E::unknown_variant(v, &["none", "mispredict", "flush"])),
+                _ => Err(E::custom(format_args!(
+                    "unknown variant `{}`, {NAMES}",
+                    printable(v)
+                ))),
             }
         }
         fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Squash, A::Error> {
-            let s = match m.next_key::<Kind>()? {
-                Some(Kind::Mispredict) => Squash::Mispredict(m.next_value()?),
-                Some(Kind::Flush) => Squash::Flush(m.next_value()?),
+            let s = match m.next_key::<String>()?.as_deref() {
+                Some("mispredict") => Squash::Mispredict(m.next_value()?),
+                Some("flush") => Squash::Flush(m.next_value()?),
+                Some(k) => {
+                    return Err(serde::de::Error::custom(format_args!(
+                        "unknown variant `{}`, expected `mispredict` or `flush` (the object form)",
+                        printable(k)
+                    )))
+                }
                 None => {
                     return Err(serde::de::Error::custom(
                         "the object form has one key, `mispredict` or `flush`; found none",
@@ -283,7 +300,7 @@ pub(crate) fn strict_squash<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Sq
                 None => {}
                 Some(k) if k == s.name() => {
                     return Err(serde::de::Error::custom(format_args!(
-                        "the key `{k}` occurs twice (every key may occur once)"
+                        "duplicate key `{k}` (every key may occur once)"
                     )))
                 }
                 Some(_) => {

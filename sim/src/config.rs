@@ -352,14 +352,17 @@ pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 fn read_config_text(path: &std::path::Path) -> std::io::Result<String> {
     use std::io::{Error, ErrorKind, Read};
     let f = std::fs::File::open(path)?;
-    let mut text = String::new();
-    f.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > MAX_CONFIG_BYTES {
+    let mut bytes = Vec::new();
+    f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
+    // the size first: a cut in the middle of a character is not the problem
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
         return Err(Error::new(
             ErrorKind::InvalidInput,
             format!("larger than {MAX_CONFIG_BYTES} bytes; a configuration is a few KB"),
         ));
     }
+    let text = String::from_utf8(bytes)
+        .map_err(|e| Error::new(ErrorKind::InvalidData, format!("not UTF-8: {e}")))?;
     Ok(text)
 }
 

@@ -417,6 +417,7 @@ fn a_stack_of_wrapped_counters_shows_no_share_no_cpi_and_no_base() {
     assert_eq!(r.counters["cycles"], 44);
     assert_eq!(r.overflowed, ["cycles"]);
     assert!(r.cpi.is_empty(), "{:?}", r.cpi);
+    assert_eq!(r.base, None, "a difference of wrapped counts is no base");
     let text = r.text();
     assert!(
         text.contains("OVERFLOWED") && text.contains("modulo 2^8"),

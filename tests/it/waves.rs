@@ -87,22 +87,29 @@ fn regs(u: &hw::Unit, out: &mut BTreeMap<String, V>) {
         V::Str(e.map_or("none".into(), |e| format!("rule{}", e.rule))),
     );
     let fmt = p.variant == Variant::Fmt;
-    // a row's place, from the pointers with their wrap bits: dispatched rows
-    // [head, dtail), fetched [dtail, ftail), the accumulation row ftail
-    let (nd, nf) = (
-        (q.dtail.wrapping_sub(q.head) & m) as usize,
-        (q.ftail.wrapping_sub(q.head) & m) as usize,
-    );
-    for r in 0..p.fmt_rows as usize {
-        let n = format!("top.fmt.row{r:02}");
-        let age = (r + p.fmt_rows as usize - (q.head as usize % p.fmt_rows as usize))
-            % p.fmt_rows as usize;
-        let (code, name) = match age {
-            a if a < nd => (1, "dispatched"),
-            a if a < nf => (2, "fetched"),
-            a if a == nf => (3, "accum"),
-            _ => (0, "free"),
+    // a row's place, from the unit's own list of live rows (oldest first:
+    // dispatched, then fetched, then the accumulation row), each checked to
+    // be the physical row it names; every other row is free
+    let rows = p.fmt_rows as usize;
+    let mut state = vec![(0u64, "free"); rows];
+    let mut live = Vec::new();
+    u.for_each_row(&mut |age, v| live.push((age, v)));
+    let n_live = live.len();
+    for (age, v) in live {
+        let r = (q.head as usize + age) % rows;
+        assert_eq!(
+            (v.rob_id, v.penalty),
+            (u.row_rob_id(r), u.row_penalty(r)),
+            "live row of age {age} is physical row {r}"
+        );
+        state[r] = match (age + 1 == n_live, v.dispatched) {
+            (true, _) => (3, "accum"),
+            (false, true) => (1, "dispatched"),
+            (false, false) => (2, "fetched"),
         };
+    }
+    for (r, &(code, name)) in state.iter().enumerate() {
+        let n = format!("top.fmt.row{r:02}");
         out.insert(format!("{n}_state"), V::Bits(code));
         out.insert(format!("{n}_state_s"), V::Str(name.into()));
         out.insert(format!("{n}_rob_id"), V::Bits(u.row_rob_id(r) as u64));
@@ -549,6 +556,16 @@ fn a_vcd_is_written_with_its_own_layout() {
     let e = waves::write_vcd_layout(&vcd, &p).unwrap_err().to_string();
     assert!(e.contains("not a cpistack layout"), "{e}");
     assert_eq!(std::fs::read_to_string(&layout).unwrap(), "my notes\n");
+    // and a run that would write it is refused before it starts
+    let args = waves::WaveArgs {
+        vcd: Some(vcd.clone()),
+        window: None,
+    };
+    let e = args
+        .check_variants(&[Variant::Fmt])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a cpistack layout"), "{e}");
     // a VCD named .gtkw has no layout (it would be its own)
     assert!(waves::layout_path(&dir.join("x.gtkw")).is_none());
 }

@@ -363,8 +363,10 @@ fn members(text: &str) -> Result<Vec<(String, &RawValue)>, serde_json::Error> {
         }
         fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
             let mut out = Vec::new();
-            while let Some(kv) = m.next_entry()? {
-                out.push(kv);
+            // a key is quoted in messages: escaped, so that no control
+            // character reaches a terminal (a field's name needs no escape)
+            while let Some((k, v)) = m.next_entry::<String, &RawValue>()? {
+                out.push((crate::bundle::printable(&k), v));
             }
             Ok(out)
         }
@@ -393,11 +395,27 @@ fn kind(raw: &RawValue) -> &'static str {
 fn value<T: DeserializeOwned>(raw: &RawValue, number: &str) -> Result<T, String> {
     serde_json::from_str(raw.get()).map_err(|e| {
         if kind(raw) == "a number" {
-            format!("expected {number}, found `{}`", raw.get())
+            format!("expected {number}, found {}", quoted(raw))
         } else {
             bare_msg(&e)
         }
     })
+}
+
+/// `raw` read as a `T` that is a number or a boolean: any other value is
+/// quoted as written, in one wording (`expected an integer 0..=255, found "3"`).
+fn scalar<T: DeserializeOwned>(raw: &RawValue, expected: &str) -> Result<T, String> {
+    serde_json::from_str(raw.get())
+        .map_err(|_| format!("expected {expected}, found {}", quoted(raw)))
+}
+
+/// A value as written, escaped, and cut after 40 characters.
+fn quoted(raw: &RawValue) -> String {
+    let t = crate::bundle::printable(raw.get());
+    match t.char_indices().nth(40) {
+        Some((i, _)) => format!("`{}...`", &t[..i]),
+        None => format!("`{t}`"),
+    }
 }
 
 fn parse_header(text: &str, line: u64) -> Result<Params, StreamError> {
@@ -473,7 +491,7 @@ fn parse_header(text: &str, line: u64) -> Result<Params, StreamError> {
         let r = if k == "variant" {
             value::<crate::Variant>(v, "a string").map(drop)
         } else {
-            value::<u32>(v, "an integer 0..=4294967295").map(drop)
+            scalar::<u32>(v, "an integer 0..=4294967295").map(drop)
         };
         if let Err(msg) = r {
             return Err(StreamError::BadField {
@@ -531,7 +549,7 @@ pub(crate) fn parse_bundle(text: &str, line: u64) -> Result<CycleEvents, StreamE
     for (i, (k, v)) in m.iter().enumerate() {
         const BYTE: &str = "an integer 0..=255";
         let r = match k.as_str() {
-            "count_enable" | "fe_redirect" => value::<bool>(v, "true or false").map(drop),
+            "count_enable" | "fe_redirect" => scalar::<bool>(v, "true or false").map(drop),
             "fetch_stall" => value::<FetchStall>(v, "a string").map(drop),
             "head" => value::<HeadCause>(v, "a string").map(drop),
             "squash" => {
@@ -540,7 +558,7 @@ pub(crate) fn parse_bundle(text: &str, line: u64) -> Result<CycleEvents, StreamE
                     .map(drop)
                     .map_err(|e| bare_msg(&e))
             }
-            k if BUNDLE_FIELDS.contains(&k) => value::<u8>(v, BYTE).map(drop),
+            k if BUNDLE_FIELDS.contains(&k) => scalar::<u8>(v, BYTE).map(drop),
             _ => {
                 return Err(StreamError::UnknownField {
                     line,
@@ -549,7 +567,7 @@ pub(crate) fn parse_bundle(text: &str, line: u64) -> Result<CycleEvents, StreamE
             }
         };
         let r = match m[..i].iter().any(|(j, _)| j == k) {
-            true => Err("the key occurs twice (every key may occur once)".into()),
+            true => Err("duplicate key (every key may occur once)".into()),
             false => r,
         };
         if let Err(msg) = r {

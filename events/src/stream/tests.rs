@@ -280,7 +280,7 @@ fn jsonl_bad_line_names_the_line() {
         match jsonl_err(&format!("{body}\n")) {
             StreamError::BadField { line, field, msg } => {
                 assert_eq!((line, field.as_str()), (2, "retired"));
-                assert!(msg.contains("occurs twice"), "{msg}");
+                assert!(msg.contains("duplicate key"), "{msg}");
             }
             e => panic!("{e}"),
         }
@@ -380,6 +380,19 @@ fn jsonl_names_are_strings_only() {
     // an unknown name is quoted escaped: no control character reaches a terminal
     let e = jsonl_err("{\"fetch_stall\":\"l1i\\u0000\"}\n").to_string();
     assert!(e.contains("`l1i\\0`") && !e.contains('\0'), "{e}");
+    for body in [
+        "{\"x\\u001b[31m\":1}",
+        "{\"squash\":\"\\u001b\"}",
+        "{\"squash\":{\"fl\\u001b\":1}}",
+    ] {
+        let e = jsonl_err(&format!("{body}\n")).to_string();
+        assert!(e.contains("\\u{1b}") && !e.contains('\u{1b}'), "{e}");
+    }
+    // a value of the wrong type in an integer field: one wording, the value quoted
+    assert_eq!(
+        jsonl_err("{\"dispatched\":\"3\"}\n").to_string(),
+        "line 2: field `dispatched`: expected an integer 0..=255, found `\"3\"`"
+    );
 }
 
 #[test]
@@ -1207,7 +1220,7 @@ fn jsonl_only_an_object_is_a_bundle() {
     match jsonl_err("{\"squash\":{\"flush\":1,\"flush\":2}}\n") {
         StreamError::BadField { line, field, msg } => {
             assert_eq!((line, field.as_str()), (2, "squash"));
-            assert!(msg.contains("`flush` occurs twice"), "{msg}");
+            assert!(msg.contains("duplicate key `flush`"), "{msg}");
         }
         e => panic!("{e}"),
     }
