@@ -784,8 +784,7 @@ impl<W: Write> VcdTracer<W> {
             self.prev_mis[w] = mis[w];
             self.prev_done[w] = done[w];
         }
-        // Each row's state, derived again when a pointer moved: only rows live
-        // before or after can have changed (a free row stays free).
+        // Each row's state, derived again when a pointer moved.
         let ptrs = (q.head, q.dtail, q.ftail);
         if self.state_ptrs != Some(ptrs) {
             let mask = self.rows - 1;
@@ -805,12 +804,21 @@ impl<W: Write> VcdTracer<W> {
                     0
                 }
             };
+            // A row changes state only when a pointer crosses it: the rows
+            // from each pointer's old place to its new one, both included, by
+            // the shorter way round (a squash moves `dtail`, `ftail` back).
+            let arc = |old: u16, new: u16| {
+                let fwd = (new.wrapping_sub(old) & m) as usize;
+                let (start, len) = if fwd <= mask + 1 {
+                    (old, fwd)
+                } else {
+                    (new, (old.wrapping_sub(new) & m) as usize)
+                };
+                (start as usize & mask, (len + 1).min(mask + 1))
+            };
             let runs = match self.state_ptrs.replace(ptrs) {
-                None => [(0, self.rows), (0, 0)],
-                Some((h0, _, f0)) => [
-                    (h0 as usize & mask, (f0.wrapping_sub(h0) & m) as usize + 1),
-                    (h, nf + 1),
-                ],
+                None => [(0, self.rows), (0, 0), (0, 0)],
+                Some((h0, d0, f0)) => [arc(h0, q.head), arc(d0, q.dtail), arc(f0, q.ftail)],
             };
             for (start, n) in runs {
                 for k in 0..n {
