@@ -369,13 +369,9 @@ fn simulate_core<S: sim::InstrSource>(
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr()) && !args.json;
     let mut k: u32 = 0;
     let total = args.warmup + args.instructions;
-    let mut first_counted = None;
     let mut body = || -> Result<()> {
         while core.counted_retired() < args.instructions && !core.finished() {
             let ev = *core.step()?;
-            if ev.count_enable && first_counted.is_none() {
-                first_counted = Some(core.cycle() - 1);
-            }
             drive.after_cycle(&ev, &core)?;
             k = k.wrapping_add(1);
             if tty && k & 0xffff == 0 {
@@ -444,7 +440,9 @@ fn simulate_core<S: sim::InstrSource>(
         warmup: args.warmup,
         instructions: st.instructions,
         cycles: st.cycles,
-        first_counted_cycle: first_counted.unwrap_or(core.cycle()),
+        // counting is on from the warm-up's end to the run's: the counted
+        // cycles are the last ones
+        first_counted_cycle: core.cycle() - st.cycles,
         total_cycles: core.cycle(),
         cpi: st.cpi(),
         checked: args.check,

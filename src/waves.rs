@@ -1218,6 +1218,26 @@ pub fn layout_path(vcd: &Path) -> Option<std::path::PathBuf> {
     }
 }
 
+/// The layout file beside the VCD `vcd` ([`layout_path`]); `None` for a VCD
+/// written directly (a pipe, `/dev/stdout`), which gets none.
+fn layout_beside(vcd: &Path) -> Option<std::path::PathBuf> {
+    layout_path(vcd).filter(|_| !crate::paths::written_directly(vcd))
+}
+
+/// Fails if `layout` holds a file that is not a `cpistack` layout.
+fn refuse_foreign(layout: &Path, vcd: &Path) -> anyhow::Result<()> {
+    if let Ok(old) = std::fs::read(layout) {
+        anyhow::ensure!(
+            old.starts_with(LAYOUT_FIRST_LINE.as_bytes()),
+            "{}: not overwritten with the GTKWave layout of {}: it is not a cpistack layout \
+             (move it, or give --vcd another name)",
+            layout.display(),
+            vcd.display()
+        );
+    }
+    Ok(())
+}
+
 /// Write, beside the VCD `vcd` of a unit of parameters `p`, its layout
 /// ([`layout_path`], [`gtkw_for`]: the unit's variant, register widths and
 /// rows, the VCD named by its file name), so that every VCD opens with a
@@ -1225,10 +1245,10 @@ pub fn layout_path(vcd: &Path) -> Option<std::path::PathBuf> {
 /// (a pipe, `/dev/stdout`); a file of the layout's name that is not a
 /// `cpistack` layout is not overwritten (an error).
 pub fn write_vcd_layout(vcd: &Path, p: &Params) -> anyhow::Result<Option<std::path::PathBuf>> {
-    let Some(path) = layout_path(vcd).filter(|_| !crate::paths::written_directly(vcd)) else {
+    let Some(path) = layout_beside(vcd) else {
         return Ok(None);
     };
-    check_layout_free(vcd)?;
+    refuse_foreign(&path, vcd)?;
     let name = vcd.file_name().unwrap_or_default().to_string_lossy();
     std::fs::write(&path, gtkw_for(p, &name))
         .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
@@ -1238,19 +1258,7 @@ pub fn write_vcd_layout(vcd: &Path, p: &Params) -> anyhow::Result<Option<std::pa
 /// Fails if the layout of the VCD `vcd` would overwrite a file that is not a
 /// `cpistack` layout: checked before a run starts, and again when writing.
 pub fn check_layout_free(vcd: &Path) -> anyhow::Result<()> {
-    let Some(path) = layout_path(vcd).filter(|_| !crate::paths::written_directly(vcd)) else {
-        return Ok(());
-    };
-    if let Ok(old) = std::fs::read(&path) {
-        anyhow::ensure!(
-            old.starts_with(LAYOUT_FIRST_LINE.as_bytes()),
-            "{}: not overwritten with the GTKWave layout of {}: it is not a cpistack layout \
-             (move it, or give --vcd another name)",
-            path.display(),
-            vcd.display()
-        );
-    }
-    Ok(())
+    layout_beside(vcd).map_or(Ok(()), |l| refuse_foreign(&l, vcd))
 }
 
 /// What every layout `cpistack` writes starts with.

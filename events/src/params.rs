@@ -148,32 +148,30 @@ impl Params {
                 ))
             }
         };
-        // `None`: an integer too large for the register, however many digits
-        let digits = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
-        let parsed = match value.parse::<u64>() {
-            Ok(v) => Ok(u32::try_from(v).ok()),
-            Err(_) if digits => Ok(None),
-            Err(e) => Err(e),
-        };
-        *slot = match parsed {
-            Ok(v) => match v {
-                Some(v) => v,
-                None => {
-                    // too large for the register: the legal range, as `validate` says it
-                    // (from the defaults, which are legal, so the error is this one's)
-                    let mut t = Params::default();
-                    t.set(name, &u32::MAX.to_string())?;
-                    return Err(match t.validate() {
-                        Err(e) => ParamError {
-                            value: value.to_string(),
-                            ..e
-                        }
-                        .to_string(),
-                        Ok(()) => format!("parameter `{name}` = {value} is too large"),
-                    });
-                }
-            },
-            Err(_) => {
+        *slot = match value
+            .parse::<u64>()
+            .ok()
+            .and_then(|v| u32::try_from(v).ok())
+        {
+            Some(v) => v,
+            // an integer too large for the register, however many digits
+            None if value.parse::<u64>().is_ok()
+                || (!value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())) =>
+            {
+                // the legal range, as `validate` says it (from the defaults,
+                // which are legal, so the error is this one's)
+                let mut t = Params::default();
+                t.set(name, &u32::MAX.to_string())?;
+                return Err(match t.validate() {
+                    Err(e) => ParamError {
+                        value: value.to_string(),
+                        ..e
+                    }
+                    .to_string(),
+                    Ok(()) => format!("parameter `{name}` = {value} is too large"),
+                });
+            }
+            None => {
                 return Err(format!(
                     "parameter `{name}`: `{value}` is not a non-negative integer"
                 ))

@@ -423,9 +423,7 @@ fn parse_header(text: &str, line: u64) -> Result<Params, StreamError> {
     let expect = format!(
         "the first line must be {{\"format\":\"{FORMAT_NAME}\",\"version\":{VERSION},\"params\":{{...}}}}"
     );
-    let first = text
-        .bytes()
-        .find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
+    let first = first_byte(text);
     let top = members(text).map_err(|e| match first {
         Some(b'{') | None => bad(format!("{}; {expect}", serde_msg(&e))),
         _ => bad(format!("expected an object; {expect}")),
@@ -526,9 +524,7 @@ fn first_repeat<'a>(m: &'a [(String, &RawValue)]) -> Option<&'a str> {
 pub(crate) fn parse_bundle(text: &str, line: u64) -> Result<CycleEvents, StreamError> {
     // Only an object is a bundle: serde would also take a struct from an array
     // (`[false,"l1i",3]`). The first byte decides, so the common path stays one parse.
-    let first = text
-        .bytes()
-        .find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
+    let first = first_byte(text);
     let serde_err = match first {
         Some(b'{') => match serde_json::from_str::<CycleEvents>(text) {
             Ok(ev) => return Ok(ev),
@@ -585,6 +581,12 @@ pub(crate) fn parse_bundle(text: &str, line: u64) -> Result<CycleEvents, StreamE
     })
 }
 
+/// The first byte of `text` that is not JSON whitespace.
+fn first_byte(text: &str) -> Option<u8> {
+    text.bytes()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+}
+
 /// serde's message without its position.
 fn bare_msg(e: &serde_json::Error) -> String {
     let full = e.to_string();
@@ -599,13 +601,8 @@ fn bare_msg(e: &serde_json::Error) -> String {
 /// serde counts lines within the text it was given, which is one line of the
 /// file, so its `at line 1 column N` would contradict the file's line number.
 fn serde_msg(e: &serde_json::Error) -> String {
-    let full = e.to_string();
-    if e.line() == 0 {
-        return full;
-    }
-    let at = format!(" at line {} column {}", e.line(), e.column());
-    match full.strip_suffix(&at) {
-        Some(msg) => format!("{msg} at column {}", e.column()),
-        None => full,
+    match e.line() {
+        0 => e.to_string(),
+        _ => format!("{} at column {}", bare_msg(e), e.column()),
     }
 }

@@ -1,5 +1,5 @@
-//! Streaming record reader: xz, gz or plain by file suffix (or, without one of
-//! those, by the file's first bytes), decompressed in
+//! Streaming record reader: xz, gz or plain by the file's first bytes (else
+//! by its suffix), decompressed in
 //! fixed-size chunks (never the whole file in memory).
 
 use std::fs::File;
@@ -153,6 +153,15 @@ impl RecordReader {
         self.record
     }
 
+    /// `p`, met at record `record`; on the first record of a file that
+    /// starts with the magic of a compression not decoded, that instead.
+    fn on_first(&self, record: u64, p: Problem) -> Problem {
+        match self.unsupported {
+            Some(format) if record == 0 => Problem::Unsupported { format },
+            _ => p,
+        }
+    }
+
     fn error(&self, problem: Problem) -> TraceError {
         TraceError::Record {
             path: self.path.clone(),
@@ -199,10 +208,8 @@ impl RecordReader {
         } else if self.len == 0 {
             Ok(false)
         } else {
-            Err(self.error(match self.unsupported {
-                Some(format) if self.record == 0 => Problem::Unsupported { format },
-                _ => Problem::ShortRecord { got: self.len },
-            }))
+            let p = self.on_first(self.record, Problem::ShortRecord { got: self.len });
+            Err(self.error(p))
         }
     }
 
@@ -235,10 +242,7 @@ impl RecordReader {
                 // error, and a corrupt block decodes to garbage before its
                 // check fails: a bad record there is the corruption's doing.
                 let p = self.pending.take().unwrap_or(p);
-                let p = match self.unsupported {
-                    Some(format) if self.record == 1 => Problem::Unsupported { format },
-                    _ => p,
-                };
+                let p = self.on_first(self.record - 1, p);
                 self.record -= 1;
                 let e = self.error(p);
                 self.record += 1;
