@@ -119,8 +119,8 @@ struct CheckArgs {
     /// Seed of the random stream.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Number of cycles to run.
-    #[arg(long, default_value_t = 100_000)]
+    /// Number of cycles to run (at least 1).
+    #[arg(long, default_value_t = 100_000, value_parser = cpistack::run::at_least_one::<u64>)]
     cycles: u64,
     /// Which variant(s) to check.
     #[arg(long, value_enum, default_value_t = VariantArg::Both)]
@@ -647,6 +647,15 @@ mod tests {
             let e = parse(&[cmd, "--instructions", "x"]).err().expect(cmd);
             assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
         }
+    }
+
+    /// A check of no cycles would report agreement it never tested.
+    #[test]
+    fn a_check_of_zero_cycles_is_a_usage_error() {
+        let e = parse(&["check", "--cycles", "0"]).err().expect("refused");
+        assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{e}");
+        assert!(e.to_string().contains("must be at least 1"), "{e}");
+        assert!(parse(&["check", "--cycles", "1"]).is_ok());
     }
 
     /// The README's first example is this program's output, line for line (up

@@ -109,11 +109,14 @@ impl RecordReader {
             .take(6)
             .read_to_end(&mut head)
             .map_err(open_error)?;
+        // A compression not decoded is named whatever the suffix says (a
+        // bzip2 file named `.xz` is not handed to the xz decoder).
+        let unsupported = Format::unsupported(&head);
         let format = match Format::sniff(&head) {
-            Format::Plain => Format::from_path(path),
+            Format::Plain if unsupported.is_none() => Format::from_path(path),
             f => f,
         };
-        let unsupported = Format::unsupported(&head).filter(|_| format == Format::Plain);
+        let unsupported = unsupported.filter(|_| format == Format::Plain);
         let raw: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head).chain(file));
         let mut r = RecordReader::from_reader(raw, format, label);
         r.unsupported = unsupported;

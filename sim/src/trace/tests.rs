@@ -665,12 +665,16 @@ fn files_are_decompressed_by_suffix_and_named_without_it() {
         Format::Plain
     );
     assert_eq!(Format::sniff(&[0x1f, 0x8b, 0x08, 0x00]), Format::Gz);
-    // compressions that are not decoded are named, not read as records
-    for (magic, name) in [
+    // compressions that are not decoded are named, not read as records, and
+    // not handed to the decoder a suffix names either
+    for ((magic, name), suffix) in [
         (&b"BZh91AY&SY"[..], "bzip2"),
         (&[0x28, 0xb5, 0x2f, 0xfd, 0, 0][..], "zstd"),
-    ] {
-        let path = temp_path("p.trace.other");
+    ]
+    .into_iter()
+    .flat_map(|m| ["other", "xz", "gz"].map(|s| (m, s)))
+    {
+        let path = temp_path(&format!("p.trace.{suffix}"));
         let mut data = magic.to_vec();
         data.resize(4096, 0x55);
         std::fs::write(&path, &data).unwrap();
