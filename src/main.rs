@@ -212,6 +212,7 @@ struct BenchArgs {
 
 fn main() -> ExitCode {
     restore_sigpipe();
+    output_errors_exit();
     let cli = Cli::parse();
     let r = match &cli.cmd {
         Cmd::Check(a) => cmd_check(a),
@@ -245,6 +246,23 @@ fn restore_sigpipe() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+}
+
+/// Let a failed write to standard output or error (`> /dev/full`, a full
+/// disk) end the program as an error: its message and exit status 1. `print!`
+/// panics on that failure, and a panic would exit 101 with a backtrace hint,
+/// which reads as a bug of this program.
+fn output_errors_exit() {
+    let next = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info.payload_as_str().unwrap_or("");
+        if msg.starts_with("failed printing to std") {
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "error: {msg}");
+            std::process::exit(1);
+        }
+        next(info)
+    }));
 }
 
 /// Bundles per [`LockStep::run_batch`] call of `check` and `replay --check`.

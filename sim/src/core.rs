@@ -38,6 +38,10 @@ const M_L2D: u8 = 16;
 const M_DTLB: u8 = 32;
 /// The instruction's fetch waited on an I-miss (`dispatched_imiss`).
 const M_IWAIT: u8 = 64;
+// events counted in the all-path statistics (`Uop::counted`): the miss bits
+// above, and these two
+const C_LONGLAT: u8 = 64;
+const C_MISPRED: u8 = 128;
 
 /// One in-flight instruction (in the frontend queue, then in the ROB).
 #[derive(Copy, Clone, Debug)]
@@ -53,6 +57,10 @@ struct Uop {
     longlat: bool,
     level: Level,
     miss: u8,
+    /// Which of its events were counted on all paths (`M_L1I`..`M_DTLB`,
+    /// `C_LONGLAT`, `C_MISPRED`): the committed-path statistics count those
+    /// only, so that an event before counting started is in neither.
+    counted: u8,
     srcs: [u8; 4],
     dsts: [u8; 2],
     addr: u64,
@@ -98,6 +106,7 @@ impl Uop {
             longlat: false,
             level: Level::Hit,
             miss: 0,
+            counted: 0,
             srcs: [0; 4],
             dsts: [0; 2],
             addr: 0,
@@ -202,6 +211,8 @@ pub struct Core<S: InstrSource> {
     fwait_kind: FetchStall,
     /// Miss bits of the current fetch access, given to the first instruction delivered.
     fmiss: u8,
+    /// Those of them counted on all paths.
+    fcounted: u8,
     replay: VecDeque<Instr>,
     peeked: Option<Instr>,
     src_done: bool,
@@ -322,6 +333,7 @@ impl<S: InstrSource> Core<S> {
             fwait_until: 0,
             fwait_kind: FetchStall::None,
             fmiss: 0,
+            fcounted: 0,
             replay: VecDeque::new(),
             peeked: None,
             src_done: false,
@@ -524,20 +536,22 @@ impl<S: InstrSource> Core<S> {
             if counting {
                 let s = &mut self.stats;
                 s.instructions += 1;
-                let m = u.miss;
+                // the events counted on all paths, of an instruction that commits
+                let m = u.miss & u.counted;
                 s.committed.l1i += (m & M_L1I != 0) as u64;
                 s.committed.l2i += (m & M_L2I != 0) as u64;
                 s.committed.itlb += (m & M_ITLB != 0) as u64;
                 s.committed.l1d += (m & M_L1D != 0) as u64;
                 s.committed.l2d += (m & M_L2D != 0) as u64;
                 s.committed.dtlb += (m & M_DTLB != 0) as u64;
-                s.committed.longlat += u.longlat as u64;
-                if u.longlat {
+                let longlat = u.counted & C_LONGLAT != 0;
+                s.committed.longlat += longlat as u64;
+                if longlat {
                     s.committed.longlat_cycles += self.g.lat[class_idx(u.class)] as u64 - 1;
                 }
                 if u.kind.is_some() {
                     s.branches += 1;
-                    s.committed.mispredicts += u.mispred as u64;
+                    s.committed.mispredicts += (u.counted & C_MISPRED != 0) as u64;
                 }
             }
             self.head += 1;
@@ -704,6 +718,9 @@ impl<S: InstrSource> Core<S> {
         u.tlb_until = tlb_until;
         u.level = level;
         u.miss |= miss;
+        if counting {
+            u.counted |= miss & (M_L1D | M_L2D | M_DTLB) | if u.longlat { C_LONGLAT } else { 0 };
+        }
         debug_assert!(done > now, "every latency is at least one cycle");
         if u.dsts != [0; 2] {
             self.wake.push(Reverse((done, seq)));
@@ -919,6 +936,8 @@ impl<S: InstrSource> Core<S> {
         self.ev.squash = Squash::Mispredict((seq % self.g.rob) as u16);
         if counting {
             self.stats.all.mispredicts += 1;
+            let i = self.slot(seq);
+            self.rob[i].counted |= C_MISPRED;
         }
     }
 
@@ -947,6 +966,7 @@ impl<S: InstrSource> Core<S> {
         self.fwait_until = 0;
         self.fwait_itlb_until = 0;
         self.fmiss = 0;
+        self.fcounted = 0;
     }
 
     // -------------------------------------------------------------- dispatch
@@ -1171,6 +1191,11 @@ impl<S: InstrSource> Core<S> {
         if t > now {
             miss |= M_IWAIT;
         }
+        self.fcounted = if counting {
+            miss & (M_L1I | M_L2I | M_ITLB)
+        } else {
+            0
+        };
         self.fmiss = miss;
         self.fwait_line = pc >> self.g.line_shift;
         self.fwait_itlb_until = itlb_until;
@@ -1237,7 +1262,9 @@ impl<S: InstrSource> Core<S> {
             let mut u = self.make_uop(instr, actual_next);
             if n == 0 {
                 u.miss |= self.fmiss;
+                u.counted |= self.fcounted;
                 self.fmiss = 0;
+                self.fcounted = 0;
             }
             if u.kind.is_some() {
                 self.predict(&mut u);

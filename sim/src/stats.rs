@@ -31,7 +31,9 @@ pub struct Stats {
     /// Cycles counted.
     pub cycles: u64,
     /// Events of instructions that committed (an I-miss is charged to the first
-    /// instruction delivered after it).
+    /// instruction delivered after it): those of `all` whose instruction
+    /// committed while counting, so never more than `all` (an event before
+    /// counting started is in neither).
     pub committed: MissCounts,
     /// Events on every path, wrong paths included.
     pub all: MissCounts,

@@ -104,10 +104,13 @@ pub struct Overlap {
     rob_count: u32,
     rob_head: u32,
     refill: bool,
-    /// Per ROB id: `be_only` at the cycle the instruction was dispatched.
-    be_only_at: Vec<u64>,
+    /// Per ROB id: `be_only` and `not_fe` at the cycle the instruction was
+    /// dispatched.
+    at: Vec<(u64, u64)>,
     /// Counted long-backend cycles that were not (yet) known to be frontend cycles.
     be_only: u64,
+    /// Counted cycles that were not (yet) known to be frontend cycles.
+    not_fe: u64,
     pub cycles: u64,
     pub frontend: u64,
     pub backend: u64,
@@ -121,8 +124,9 @@ impl Overlap {
             rob_count: 0,
             rob_head: 0,
             refill: false,
-            be_only_at: vec![0; rob_entries as usize],
+            at: vec![(0, 0); rob_entries as usize],
             be_only: 0,
+            not_fe: 0,
             cycles: 0,
             frontend: 0,
             backend: 0,
@@ -149,6 +153,7 @@ impl events::Consumer for Overlap {
             self.cycles += 1;
             self.frontend += fe as u64;
             self.backend += be as u64;
+            self.not_fe += !fe as u64;
             if be && fe {
                 self.overlap += 1;
             } else if be {
@@ -161,7 +166,7 @@ impl events::Consumer for Overlap {
         self.rob_count -= (ev.retired as u32).min(self.rob_count);
         for k in 0..ev.dispatched as u32 {
             let id = (self.rob_head + self.rob_count + k) % r;
-            self.be_only_at[id as usize] = self.be_only;
+            self.at[id as usize] = (self.be_only, self.not_fe);
         }
         self.rob_count = (self.rob_count + ev.dispatched as u32).min(r);
         if ev.dispatched > 0 {
@@ -174,11 +179,16 @@ impl events::Consumer for Overlap {
                 self.rob_count = (x + r - self.rob_head) % r + 1;
                 self.refill = true;
                 // the branch's resolution time was a frontend penalty: its
-                // long-backend cycles overlapped
-                let since = self.be_only - self.be_only_at[x as usize];
-                self.overlap += since;
-                self.be_only -= since;
-                // later dispatch stamps are younger than x and squashed
+                // cycles not yet frontend become so, and its long-backend
+                // ones overlapped. The counts go back to the stamps, so that
+                // an older branch resolved later adds only the cycles before
+                // this one's dispatch and after its squash (later stamps are
+                // younger than x and squashed).
+                let (be_only, not_fe) = self.at[x as usize];
+                self.overlap += self.be_only - be_only;
+                self.be_only = be_only;
+                self.frontend += self.not_fe - not_fe;
+                self.not_fe = not_fe;
             }
             Squash::Flush(x) => {
                 let x = x as u32 % r;
@@ -186,5 +196,54 @@ impl events::Consumer for Overlap {
                 self.refill = true;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use events::Consumer;
+
+    fn ev(f: impl FnOnce(&mut CycleEvents)) -> CycleEvents {
+        let mut e = CycleEvents::default();
+        f(&mut e);
+        e
+    }
+
+    /// A mispredicted branch's resolution time becomes frontend at its squash,
+    /// long-backend or not, so that no overlapping cycle is missing from the
+    /// frontend count (cycle by cycle, worked out by hand; ROB of 4).
+    #[test]
+    fn a_resolution_time_is_frontend_and_overlaps_where_long_backend() {
+        let mut o = Overlap::new(4);
+        let full_l2d = |e: &mut CycleEvents| e.head = HeadCause::L2d;
+        // 0: the branch (id 1) dispatched with id 0; neither side
+        o.cycle(&ev(|e| e.dispatched = 2));
+        // 1: ids 2, 3: the ROB is full from the next cycle
+        o.cycle(&ev(|e| e.dispatched = 2));
+        // 2-4: long-backend only, as far as is known yet
+        for _ in 2..5 {
+            o.cycle(&ev(full_l2d));
+        }
+        // 5: both (an I-miss under the full ROB)
+        o.cycle(&ev(|e| {
+            full_l2d(e);
+            e.fetch_stall = FetchStall::L1i;
+        }));
+        assert_eq!((o.frontend, o.backend, o.overlap), (1, 4, 1));
+        // 6: long-backend, and the branch resolves mispredicted: cycles 1-6
+        // were its resolution time
+        o.cycle(&ev(|e| {
+            full_l2d(e);
+            e.squash = Squash::Mispredict(1);
+        }));
+        assert_eq!((o.frontend, o.backend, o.overlap), (6, 5, 5));
+        // 7: the refill, which ends with a dispatch
+        o.cycle(&ev(|e| e.dispatched = 1));
+        assert_eq!((o.cycles, o.frontend, o.backend, o.overlap), (8, 7, 5, 5));
+        // 8: neither side; then an older branch (id 0) resolves mispredicted:
+        // of its resolution time (cycles 1-8) only cycle 8 is new
+        o.cycle(&ev(|e| e.squash = Squash::Mispredict(0)));
+        assert_eq!((o.cycles, o.frontend, o.backend, o.overlap), (9, 8, 5, 5));
     }
 }

@@ -139,6 +139,14 @@ impl Source {
         }
     }
 
+    /// The synthetic workload's seed (a trace has none).
+    pub fn seed(&self) -> Option<u64> {
+        match self {
+            Source::Workload { seed, .. } => Some(*seed),
+            Source::Trace(_) => None,
+        }
+    }
+
     fn core(&self, cfg: &sim::Config) -> Result<sim::Core<Box<dyn sim::InstrSource>>> {
         let src: Box<dyn sim::InstrSource> = match self {
             Source::Workload { spec, seed } => Box::new(sim::workloads::Workload::new(spec, *seed)),
@@ -281,6 +289,8 @@ pub struct Study {
     pub name: String,
     /// `workload` or `trace`.
     pub kind: String,
+    /// The synthetic workload's seed (none for a trace).
+    pub seed: Option<u64>,
     /// Instructions of the real run (counted).
     pub instructions: u64,
     /// Cycles of the real run (counted): every stack's total.
@@ -573,6 +583,7 @@ fn study(
     Ok(Study {
         name: src.name(),
         kind: src.kind().into(),
+        seed: src.seed(),
         instructions: st.instructions,
         cycles,
         cpi: st.cpi(),
@@ -777,12 +788,24 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
         for f in OUTPUT_FILES {
             crate::paths::refuse_overwrite(t, &args.out.join(f), "--out")?;
         }
+        // one file twice (under another name, a link) would count twice in
+        // the averages
+        if let Some(Source::Trace(p)) = out
+            .iter()
+            .find(|o| matches!(o, Source::Trace(p) if crate::paths::same_file(p, t)))
+        {
+            if p == t {
+                bail!("{opt}: {} is given twice", t.display());
+            }
+            bail!(
+                "{opt}: {} is {} again (the same file, given twice)",
+                t.display(),
+                p.display()
+            );
+        }
         // a study is named by its source; two traces of one name would be
         // indistinguishable in every output
         if let Some(o) = out.iter().find(|o| o.name() == s.name()) {
-            if matches!(o, Source::Trace(p) if crate::paths::same_file(p, t)) {
-                bail!("{opt}: {} is given twice", t.display());
-            }
             let other = match o {
                 Source::Trace(p) => format!("the trace {}", p.display()),
                 Source::Workload { .. } => "the workload".to_string(),
@@ -815,6 +838,9 @@ pub fn cmd(args: &StacksArgs) -> Result<()> {
     let srcs = sources(args)?;
     // before the work: a bad --out is found now, not after minutes of runs
     crate::paths::create_dir(&args.out, "--out")?;
+    for f in OUTPUT_FILES {
+        crate::paths::output_file(&args.out.join(f), "--out")?;
+    }
     let settings = Settings {
         cfg,
         instructions: args.instructions,
@@ -931,8 +957,26 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e.to_string(),
-            format!("--trace: {} is given twice", again.display())
+            format!(
+                "--trace: {} is {a} again (the same file, given twice)",
+                again.display()
+            )
         );
+        let e = sources_of(&["--workloads", "none", "--trace", &a, "--trace", &a]).unwrap_err();
+        assert_eq!(e.to_string(), format!("--trace: {a} is given twice"));
+        // under another name (a link): it would count twice in the averages
+        #[cfg(unix)]
+        {
+            let link = dir.join("other.champsimtrace.xz");
+            std::os::unix::fs::symlink(&a, &link).unwrap();
+            let link = link.display().to_string();
+            let e = sources_of(&["--workloads", "none", "--traces", &format!("{a},{link}")])
+                .unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("--traces: {link} is {a} again (the same file, given twice)")
+            );
+        }
         let nameless = dir.join(".champsimtrace.xz");
         std::fs::write(&nameless, b"").unwrap();
         let e = sources_of(&[

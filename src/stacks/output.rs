@@ -140,22 +140,52 @@ fn short(m: &str) -> &'static str {
     }
 }
 
+/// `, workload seed S` (the seeds of the synthetic workloads, each once, in
+/// the order met), or nothing when the report has only traces.
+fn seeds(r: &Report) -> String {
+    let mut seeds: Vec<u64> = Vec::new();
+    for x in r.studies.iter().filter_map(|st| st.seed) {
+        if !seeds.contains(&x) {
+            seeds.push(x);
+        }
+    }
+    let list: Vec<String> = seeds.iter().map(u64::to_string).collect();
+    match list.len() {
+        0 => String::new(),
+        1 => format!(", workload seed {}", list[0]),
+        _ => format!(", workload seeds {}", list.join(", ")),
+    }
+}
+
+/// Width of the name column of the text tables: the longest name, at least 24.
+fn name_width(r: &Report) -> usize {
+    r.studies
+        .iter()
+        .map(|st| st.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(24)
+}
+
 /// The text table: per workload the reference stack (shares), then each method's
 /// error; the summaries.
 pub fn text(r: &Report) -> String {
     let mut s = String::new();
+    let w = name_width(r);
     let _ = writeln!(
         s,
-        "CPI stacks: {} instructions after {} of warm-up per run; shares of the real run's cycles (%), reference = standard order",
-        r.instructions, r.warmup
+        "CPI stacks: {} instructions after {} of warm-up per run{}; shares of the real run's cycles (%), reference = standard order",
+        r.instructions,
+        r.warmup,
+        seeds(r)
     );
-    let _ = write!(s, "{:<24} {:>6} ", "workload", "CPI");
+    let _ = write!(s, "{:<w$} {:>6} ", "workload", "CPI");
     for c in COMPONENTS {
         let _ = write!(s, "{c:>8}");
     }
     let _ = writeln!(s, " {:>6}", "ovl%");
     for st in &r.studies {
-        let _ = write!(s, "{:<24} {:>6.3} ", st.name, st.cpi);
+        let _ = write!(s, "{:<w$} {:>6.3} ", st.name, st.cpi);
         for k in 0..NCOMP {
             let _ = write!(s, "{:>8.1}", st.share("reference", comp_of(k)));
         }
@@ -165,13 +195,13 @@ pub fn text(r: &Report) -> String {
         s,
         "\nError: max over components of |share - reference share|, percentage points"
     );
-    let _ = write!(s, "{:<24}", "workload");
+    let _ = write!(s, "{:<w$}", "workload");
     for m in COMPARED {
         let _ = write!(s, " {:>8}", short(m));
     }
     s.push('\n');
     for st in &r.studies {
-        let _ = write!(s, "{:<24}", st.name);
+        let _ = write!(s, "{:<w$}", st.name);
         for m in COMPARED {
             let _ = write!(s, " {:>8.2}", st.errors_pp[m]);
         }
@@ -188,7 +218,7 @@ pub fn text(r: &Report) -> String {
             continue;
         }
         for (what, avg) in [("avg", true), ("max", false)] {
-            let _ = write!(s, "{:<24}", format!("{what} ({label})"));
+            let _ = write!(s, "{:<w$}", format!("{what} ({label})"));
             for m in COMPARED {
                 let v = &sum[m];
                 let _ = write!(
@@ -260,8 +290,10 @@ pub fn html(r: &Report) -> String {
          the inverse order does L2 D and D-TLB before the instruction side); each component \
          is the extra cycles. A method's error on a workload is the largest difference, \
          over the components, between its share of the cycles and the reference's, in \
-         percentage points. {} instructions per run after {} of warm-up.</p>",
-        r.instructions, r.warmup
+         percentage points. {} instructions per run after {} of warm-up{}.</p>",
+        r.instructions,
+        r.warmup,
+        seeds(r)
     );
     s.push_str("<h2>Summary: error in percentage points (avg / max over workloads)</h2>\n<table><tr><th>set</th>");
     for m in COMPARED {
@@ -269,10 +301,13 @@ pub fn html(r: &Report) -> String {
     }
     s.push_str("</tr>\n");
     for (label, sum) in [
-        ("synthetic suite", &r.summary_workloads),
+        ("synthetic workloads", &r.summary_workloads),
         ("traces", &r.summary_traces),
+        ("all", &r.summary),
     ] {
-        if sum.is_empty() {
+        if sum.is_empty()
+            || (label == "all" && (r.summary_traces.is_empty() || r.summary_workloads.is_empty()))
+        {
             continue;
         }
         let _ = write!(s, "<tr><td>{label}</td>");
@@ -288,7 +323,9 @@ pub fn html(r: &Report) -> String {
          <p>One group per workload, one bar per method; each bar is the method's stack \
          divided by the real run's cycles. A naive stack can exceed 100 % (its base is \
          then negative, drawn below the axis); the axis is clipped at 150 % and -50 %, and \
-         a clipped bar is labelled in red with its total.</p>\n\
+         a bar clipped at the top is labelled there in red with the sum of its positive \
+         components, one clipped at the bottom inside its foot with the sum of its \
+         negative ones.</p>\n\
          <img src=\"stacks.svg\" alt=\"normalised CPI stacks\">\n\
          <h2>Error per workload (Figure 12)</h2>\n\
          <img src=\"errors.svg\" alt=\"errors\">\n\
@@ -304,9 +341,10 @@ pub fn html(r: &Report) -> String {
     for st in &r.studies {
         let _ = writeln!(
             s,
-            "<details><summary>{} ({}, CPI {:.3}, overlap {:.2} %)</summary>{}</details>",
+            "<details><summary>{} ({}{}, CPI {:.3}, overlap {:.2} %)</summary>{}</details>",
             esc(&st.name),
             esc(&st.kind),
+            st.seed.map(|x| format!(", seed {x}")).unwrap_or_default(),
             st.cpi,
             100.0 * st.overlap.fraction,
             study_table(st)
@@ -440,12 +478,14 @@ pub mod svg {
         let scale = ph / 100.0;
         let plot_h = (hi - lo) * scale;
         let y0 = top + hi * scale; // pixel of 0 %
-        let w = left + r.studies.len() as f64 * group + 150.0;
+        let title = "Normalised CPI stacks (share of the real run's cycles)";
+        let plot_r = left + r.studies.len() as f64 * group;
+        let w = (plot_r + 150.0).max(left + 1.1 * text_width(title, 14.0) + 10.0);
         let h = top + plot_h + 95.0;
         let mut s = head(w, h);
         let _ = writeln!(
             s,
-            "<text x=\"{left}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">Normalised CPI stacks (share of the real run's cycles)</text>"
+            "<text x=\"{left}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{title}</text>"
         );
         let mut g = lo;
         while g <= hi + 1e-9 {
@@ -454,7 +494,7 @@ pub mod svg {
                 s,
                 "<line x1=\"{left}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{}\" stroke-width=\"{}\"/>\
                  <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{g:.0}%</text>",
-                w - 150.0,
+                plot_r,
                 if g == 0.0 { "#000" } else { "#ddd" },
                 if g == 0.0 { 1.0 } else { 0.5 },
                 left - 4.0,
@@ -498,13 +538,24 @@ pub mod svg {
                         );
                     }
                 }
-                if up > hi + 1e-9 || down < lo - 1e-9 {
+                // a bar clipped at an end is labelled there with its extent
+                // (the sum of its positive, or negative, components)
+                if up > hi + 1e-9 {
                     let _ = writeln!(
                         s,
                         "<text transform=\"translate({:.1},{:.1}) rotate(-90)\" font-size=\"9\" fill=\"#c00\">{:.0}%</text>",
                         x + bar - 2.0,
                         top - 2.0,
                         up
+                    );
+                }
+                if down < lo - 1e-9 {
+                    let _ = writeln!(
+                        s,
+                        "<text transform=\"translate({:.1},{:.1}) rotate(-90)\" font-size=\"9\" fill=\"#c00\">{:.0}%</text>",
+                        x + bar - 2.0,
+                        top + plot_h - 2.0,
+                        down
                     );
                 }
                 let _ = writeln!(
@@ -535,7 +586,7 @@ pub mod svg {
             }
             s.push_str("</text>\n");
         }
-        legend(&mut s, w - 140.0, top, &COMPONENTS, &COLOURS);
+        legend(&mut s, plot_r + 10.0, top, &COMPONENTS, &COLOURS);
         s.push_str("</svg>\n");
         s
     }
@@ -553,7 +604,14 @@ pub mod svg {
         }
     }
 
-    /// Grouped bars of one value per (workload, series), with a legend.
+    /// Narrowest group of bars: labels slanted by [`SLANT`] that far apart
+    /// are 19 pixels apart across their slant, clear of an 11-pixel neighbour.
+    const MIN_GROUP: f64 = 30.0;
+
+    /// Grouped bars of one value per (workload, series), with a legend. The
+    /// axis spans the values, 0 included, clipped to `[-cap, cap]` (a bar
+    /// past the clip is labelled in red with its value); a panel with no value
+    /// at all says so.
     fn grouped(
         title: &str,
         unit: &str,
@@ -564,10 +622,11 @@ pub mod svg {
         cap: f64,
     ) -> String {
         let bar = 10.0;
-        let group = series.len() as f64 * bar + 14.0;
+        let group = (series.len() as f64 * bar + 14.0).max(MIN_GROUP);
+        let bars = series.len() as f64 * bar;
         // room for the slanted workload labels: on the left for the reach of
         // each (anchored at its group's middle), below for the longest
-        let anchor = |i: usize| 8.0 + i as f64 * group + (group - 14.0) / 2.0;
+        let anchor = |i: usize| 8.0 + i as f64 * group + bars / 2.0;
         let (mut left, mut below) = (55.0f64, 80.0f64);
         for (i, name) in groups.iter().enumerate() {
             let (reach, drop) = slanted_extent(name);
@@ -576,19 +635,29 @@ pub mod svg {
         }
         let top = 60.0;
         let ph = 260.0;
-        let mut hi = 0.0f64;
+        let (mut lo, mut hi, mut any) = (0.0f64, 0.0f64, false);
         for i in 0..groups.len() {
             for j in 0..series.len() {
                 if let Some(v) = value(i, j) {
-                    hi = hi.max(v);
+                    (lo, hi, any) = (lo.min(v), hi.max(v), true);
                 }
             }
         }
-        let hi = hi.min(cap);
-        let step = nice_step(hi);
-        let hi = ((hi / step).ceil() * step).max(step);
-        let scale = ph / hi;
-        let w = left + groups.len() as f64 * group + 170.0;
+        let (lo, hi) = (lo.max(-cap), hi.min(cap));
+        // whole steps from below the lowest value to above the highest; an
+        // all-zero or empty panel gets an axis of one unit
+        let step = nice_step(if hi > lo { hi - lo } else { 1.0 });
+        let top_k = (hi / step).ceil() as i64;
+        let bot_k = (lo / step).floor() as i64;
+        let top_k = if top_k > bot_k { top_k } else { bot_k + 5 };
+        let (lo, hi) = (bot_k as f64 * step, top_k as f64 * step);
+        let scale = ph / (hi - lo);
+        let y0 = top + hi * scale; // pixel of 0
+        let bottom = top + ph;
+        // the plot as wide as its groups, the legend beside it, the title
+        // over both if it is wider
+        let plot_r = left + groups.len() as f64 * group;
+        let w = (plot_r + 170.0).max(left + 1.1 * text_width(title, 14.0) + 10.0);
         let h = top + ph + below;
         let mut s = head(w, h);
         let _ = writeln!(
@@ -596,61 +665,81 @@ pub mod svg {
             "<text x=\"{left}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>",
             esc(title)
         );
-        let y0 = top + ph;
-        let mut g = 0.0;
-        while g <= hi + 1e-9 {
+        let decimals = (0..6)
+            .find(|&d| ((step * 10f64.powi(d)).fract()).abs() < 1e-6)
+            .unwrap_or(6) as usize;
+        for k in bot_k..=top_k {
+            let g = k as f64 * step;
             let y = y0 - g * scale;
             let _ = writeln!(
                 s,
                 "<line x1=\"{left}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{}\" stroke-width=\"0.5\"/>\
-                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}{unit}</text>",
-                w - 170.0,
-                if g == 0.0 { "#000" } else { "#ddd" },
+                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{g:.decimals$}{unit}</text>",
+                plot_r,
+                if k == 0 { "#000" } else { "#ddd" },
                 left - 4.0,
                 y + 4.0,
-                fmt_tick(g)
             );
-            g += step;
+        }
+        if !any {
+            let _ = writeln!(
+                s,
+                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#888\">no such events in these runs</text>",
+                (left + plot_r) / 2.0,
+                top + ph / 2.0
+            );
         }
         for (i, name) in groups.iter().enumerate() {
             let gx = left + 8.0 + i as f64 * group;
             for j in 0..series.len() {
-                if let Some(v) = value(i, j) {
-                    let hh = v.clamp(0.0, hi) * scale;
-                    if v > hi {
-                        let _ = writeln!(
-                            s,
-                            "<text transform=\"translate({:.1},{:.1}) rotate(-90)\" font-size=\"9\" fill=\"#c00\">{v:.0}</text>",
-                            gx + j as f64 * bar + bar - 2.0,
-                            y0 - hh - 2.0
-                        );
-                    }
+                let Some(v) = value(i, j) else { continue };
+                let c = v.clamp(lo, hi);
+                let (y, hh) = if c >= 0.0 {
+                    (y0 - c * scale, c * scale)
+                } else {
+                    (y0, -c * scale)
+                };
+                let x = gx + j as f64 * bar;
+                if v > hi {
                     let _ = writeln!(
                         s,
-                        "<rect x=\"{:.1}\" y=\"{:.2}\" width=\"{bar}\" height=\"{hh:.2}\" fill=\"{}\"><title>{} {}: {v:.2}{unit}</title></rect>",
-                        gx + j as f64 * bar,
-                        y0 - hh,
-                        colours[j],
-                        esc(name),
-                        series[j]
+                        "<text transform=\"translate({:.1},{:.1}) rotate(-90)\" font-size=\"9\" fill=\"#c00\">{v:.0}</text>",
+                        x + bar - 2.0,
+                        y - 2.0
+                    );
+                } else if v < lo {
+                    let _ = writeln!(
+                        s,
+                        "<text transform=\"translate({:.1},{:.1}) rotate(-90)\" text-anchor=\"end\" font-size=\"9\" fill=\"#c00\">{v:.0}</text>",
+                        x + bar - 2.0,
+                        y + hh + 2.0
                     );
                 }
+                let _ = writeln!(
+                    s,
+                    "<rect x=\"{x:.1}\" y=\"{y:.2}\" width=\"{bar}\" height=\"{hh:.2}\" fill=\"{}\"><title>{} {}: {v:.2}{unit}</title></rect>",
+                    colours[j],
+                    esc(name),
+                    series[j]
+                );
             }
             let _ = writeln!(
                 s,
                 "<text transform=\"translate({:.1},{:.1}) rotate(-{SLANT})\" text-anchor=\"end\">{}</text>",
                 left + anchor(i),
-                y0 + 14.0,
+                bottom + 14.0,
                 esc(name)
             );
         }
-        legend(&mut s, w - 160.0, top, series, colours);
+        legend(&mut s, plot_r + 10.0, top, series, colours);
         s.push_str("</svg>\n");
         s
     }
 
-    fn nice_step(hi: f64) -> f64 {
-        let raw = (hi / 5.0).max(1e-9);
+    /// A round step (1, 2, 2.5 or 5 times a power of ten) that divides
+    /// `span` into at most five steps.
+    fn nice_step(span: f64) -> f64 {
+        let raw = span / 5.0;
         let p = 10f64.powf(raw.log10().floor());
         for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
             if m * p >= raw {
@@ -658,14 +747,6 @@ pub mod svg {
             }
         }
         10.0 * p
-    }
-
-    fn fmt_tick(g: f64) -> String {
-        if g.fract().abs() < 1e-9 {
-            format!("{g:.0}")
-        } else {
-            format!("{g:.1}")
-        }
     }
 
     /// Figure 12: each method's error per workload.
@@ -1080,8 +1161,8 @@ fn close(a: f64, b: f64) -> bool {
 /// `stacks.json` agrees with itself: each order of the reference adds up to
 /// the real run's cycles, each error is the largest gap between the method's
 /// and the reference's shares ([`super::error_pp`]), each summary is what
-/// [`super::summarise`] makes of its studies, and each `cpi` and overlap
-/// fraction is its quotient.
+/// [`super::summarise`] makes of its studies, each `cpi` and overlap
+/// fraction is its quotient, and the overlap is within each of its sides.
 fn check_consistent(r: &Report) -> Result<()> {
     use anyhow::ensure;
     r.config
@@ -1117,6 +1198,12 @@ fn check_consistent(r: &Report) -> Result<()> {
                 "stacks.json: study `{name}`: {k} is {v}, more than a run's 2^53"
             );
         }
+        ensure!(
+            st.seed.is_some() == (st.kind == "workload"),
+            "stacks.json: study `{name}`: a {} with seed {:?} (a workload has a seed, a trace none)",
+            st.kind,
+            st.seed
+        );
         ensure!(
             close(st.cpi, st.cycles as f64 / st.instructions as f64),
             "stacks.json: study `{name}`: cpi is {}, not cycles / instructions",
@@ -1160,6 +1247,15 @@ fn check_consistent(r: &Report) -> Result<()> {
                 st.cycles
             );
         }
+        ensure!(
+            st.overlap.overlap_cycles <= st.overlap.frontend_cycles.min(st.overlap.backend_cycles)
+                && st.overlap.frontend_cycles.max(st.overlap.backend_cycles) <= st.overlap.cycles,
+            "stacks.json: study `{name}`: overlap: {} overlapping of {} frontend and {} long-backend cycles of {}: the overlap is more than one side, or a side more than the cycles",
+            st.overlap.overlap_cycles,
+            st.overlap.frontend_cycles,
+            st.overlap.backend_cycles,
+            st.overlap.cycles
+        );
         ensure!(
             st.stats.instructions == st.instructions,
             "stacks.json: study `{name}`: stats.instructions is {}, not the run's {}",
