@@ -82,6 +82,11 @@ impl MachineArgs {
             }
             cfg.ideal = cfg.ideal.or(&add);
         }
+        // the derived fetch queue shown as the number it is (`config --print`,
+        // the reports' configuration)
+        if cfg.core.fetch_queue == 0 {
+            cfg.core.fetch_queue = cfg.core.fetch_queue_entries();
+        }
         if let Err(e) = cfg.validate() {
             // name the file the values came from (a value set on the command
             // line names itself: the message names its key)

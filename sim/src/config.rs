@@ -44,16 +44,33 @@ pub struct CoreCfg {
     pub retire_width: u32,
     /// Frontend stages from fetch to dispatch (fetch is stage 1, dispatch stage `frontend_stages`).
     pub frontend_stages: u32,
-    /// The stage in which decode (and decode-time redirects) happen, 2..frontend_stages.
+    /// The stage in which decode (and decode-time redirects) happen,
+    /// 2..frontend_stages (before dispatch's stage).
     pub decode_stage: u32,
-    /// Instructions the frontend holds between fetch and dispatch: (frontend_stages - 1) x
-    /// dispatch_width = 16 by default, what the pipe needs to dispatch at full width.
+    /// Instructions the frontend holds between fetch and dispatch; 0 (the
+    /// default): derived, (frontend_stages - 1) x dispatch_width and at least
+    /// fetch_width ([`CoreCfg::fetch_queue_entries`]): what the pipe needs to
+    /// dispatch at full width, 16 for the paper's machine, so that a deeper or
+    /// wider frontend is not starved by a queue sized for another one.
     pub fetch_queue: u32,
     /// Rows of the counter unit; the core keeps at most `fmt_rows - 1` branches in flight.
     pub fmt_rows: u32,
     /// Cycles without a commit before the watchdog stops the run; at least
     /// [`WATCHDOG_MARGIN`] times [`Config::worst_stall`] (checked by `validate`).
     pub watchdog_cycles: u64,
+}
+
+impl CoreCfg {
+    /// The fetch queue's size: `fetch_queue`, or if 0, (frontend_stages - 1) x
+    /// dispatch_width, at least fetch_width.
+    pub fn fetch_queue_entries(&self) -> u32 {
+        match self.fetch_queue {
+            0 => (self.frontend_stages.saturating_sub(1))
+                .saturating_mul(self.dispatch_width)
+                .max(self.fetch_width),
+            n => n,
+        }
+    }
 }
 
 impl Default for CoreCfg {
@@ -68,7 +85,7 @@ impl Default for CoreCfg {
             retire_width: 4,
             frontend_stages: 5,
             decode_stage: 3,
-            fetch_queue: 16,
+            fetch_queue: 0,
             fmt_rows: 64,
             watchdog_cycles: 20_000,
         }
@@ -600,26 +617,31 @@ impl Config {
                 return bad(k, v as u64, &format!("1..={max}"));
             }
         }
-        if !(2..=MAX_FRONTEND_STAGES).contains(&c.frontend_stages) {
+        if !(3..=MAX_FRONTEND_STAGES).contains(&c.frontend_stages) {
             return bad(
                 "core.frontend_stages",
                 c.frontend_stages as u64,
-                &format!("2..={MAX_FRONTEND_STAGES}"),
+                &format!("3..={MAX_FRONTEND_STAGES} (fetch, decode and dispatch are a stage each)"),
             );
         }
-        if c.decode_stage < 2 || c.decode_stage > c.frontend_stages {
+        if c.decode_stage < 2 || c.decode_stage >= c.frontend_stages {
             return bad(
                 "core.decode_stage",
                 c.decode_stage as u64,
-                "2..=frontend_stages",
+                &format!(
+                    "2..={} (after fetch's stage, before dispatch's: core.frontend_stages is {})",
+                    c.frontend_stages - 1,
+                    c.frontend_stages
+                ),
             );
         }
-        if c.fetch_queue < c.fetch_width || c.fetch_queue > MAX_FETCH_QUEUE {
+        if c.fetch_queue != 0 && (c.fetch_queue < c.fetch_width || c.fetch_queue > MAX_FETCH_QUEUE)
+        {
             return bad(
                 "core.fetch_queue",
                 c.fetch_queue as u64,
                 &format!(
-                    "at least core.fetch_width ({}), at most {MAX_FETCH_QUEUE}",
+                    "0 (derived) or at least core.fetch_width ({}), at most {MAX_FETCH_QUEUE}",
                     c.fetch_width
                 ),
             );
@@ -672,6 +694,14 @@ impl Config {
             if cc.latency == 0 || cc.latency > 1000 {
                 return bad(&format!("{k}.latency"), cc.latency as u64, "1..=1000");
             }
+        }
+        if self.l1i.latency != 1 {
+            return bad(
+                "l1i.latency",
+                self.l1i.latency as u64,
+                "1: an L1I hit delivers in the fetch cycle, and the frontend's depth \
+                 is core.frontend_stages",
+            );
         }
         if self.l1i.line != self.l2.line || self.l1d.line != self.l2.line {
             return bad(

@@ -284,7 +284,7 @@ impl<S: InstrSource> Core<S> {
             retire_w: c.retire_width,
             decode_delay: c.decode_stage as u64 - 1,
             dispatch_delay: c.frontend_stages as u64 - 1,
-            fq_cap: c.fetch_queue as usize,
+            fq_cap: c.fetch_queue_entries() as usize,
             max_branches: c.fmt_rows - 1,
             line_shift: cfg.l1i.line.trailing_zeros(),
             lat: [

@@ -525,7 +525,11 @@ fn every_suite_workload_runs_legally() {
             ("longlat_cycles", c.longlat_cycles, a.longlat_cycles),
             ("mispredicts", c.mispredicts, a.mispredicts),
         ] {
-            assert!(c <= a, "{}: {k}: {c} committed, {a} on all paths", spec.name);
+            assert!(
+                c <= a,
+                "{}: {k}: {c} committed, {a} on all paths",
+                spec.name
+            );
         }
     }
 }
@@ -574,3 +578,87 @@ fn suite_names_are_unique_and_at_least_twelve() {
 }
 
 mod config_checks;
+
+/// After a misprediction's squash, the first correct-path instruction is
+/// fetched the next cycle and dispatched `frontend_stages` cycles after the
+/// squash, wherever decode is (decode in dispatch's own stage, once allowed,
+/// added a stage: 4 cycles at 3 stages).
+#[test]
+fn a_refill_takes_the_frontend_depth_wherever_decode_is() {
+    for (fs, ds) in [(3, 2), (4, 2), (4, 3), (5, 3), (5, 4), (10, 2), (10, 9)] {
+        let mut cfg = Config::default();
+        cfg.core.frontend_stages = fs;
+        cfg.core.decode_stage = ds;
+        cfg.validate().unwrap();
+        let mut core = crate::workload_core(&cfg, "branchy", 3).unwrap();
+        let mut m = Mirror::new(&cfg);
+        let (mut squash_at, mut gaps) = (None, Vec::new());
+        for t in 0..20_000u64 {
+            let ev = *core.step().unwrap();
+            m.step(&ev).unwrap();
+            if let (Some(s), true) = (squash_at, ev.dispatched > 0) {
+                gaps.push(t - s);
+                squash_at = None;
+            }
+            if let Squash::Mispredict(_) = ev.squash {
+                squash_at = Some(t);
+            }
+        }
+        assert!(
+            gaps.len() > 100,
+            "stages {fs}, decode {ds}: {} refills",
+            gaps.len()
+        );
+        let min = *gaps.iter().min().unwrap();
+        assert_eq!(min, fs as u64, "stages {fs}, decode {ds}: shortest refill");
+    }
+    // decode in dispatch's stage is refused, naming the range
+    let mut cfg = Config::default();
+    cfg.core.decode_stage = 5;
+    let e = cfg.validate().unwrap_err().to_string();
+    assert!(
+        e.contains("`core.decode_stage` = 5") && e.contains("2..=4"),
+        "{e}"
+    );
+}
+
+/// The derived fetch queue grows with the frontend's depth and width, so that
+/// a deeper pipeline is not starved of instructions: without misses its CPI
+/// is no worse than the machine's (a fixed 16-entry queue doubled it at 10
+/// stages).
+#[test]
+fn a_deeper_or_wider_frontend_is_not_starved_by_the_fetch_queue() {
+    let cpi = |sets: &[&str]| {
+        let mut cfg = Config::default();
+        cfg.ideal.set_all(true);
+        cfg.set_all(sets.iter().copied()).unwrap();
+        let mut core = crate::workload_core(&cfg, "balanced", 1).unwrap();
+        core.set_warmup(5000);
+        run_checked(&mut core, &cfg, 30_000, 1_000_000);
+        core.stats().cpi()
+    };
+    let base = cpi(&[]);
+    for sets in [
+        &["core.frontend_stages=10"][..],
+        &["core.frontend_stages=20"],
+        &["core.frontend_stages=10", "core.decode_stage=6"],
+    ] {
+        let c = cpi(sets);
+        // (a larger queue hides more fetch bubbles: a little faster)
+        assert!(c < 1.05 * base, "{sets:?}: CPI {c}, 5 stages {base}");
+    }
+    let mut c = Config::default();
+    assert_eq!(c.core.fetch_queue_entries(), 16);
+    c.core.frontend_stages = 10;
+    assert_eq!(c.core.fetch_queue_entries(), 36);
+    c.core.fetch_queue = 20;
+    assert_eq!(c.core.fetch_queue_entries(), 20);
+    // a wider dispatch than the paper's is fed too (8 wide: IPC beyond 4)
+    let wide = cpi(&[
+        "core.decode_width=8",
+        "core.dispatch_width=8",
+        "core.retire_width=8",
+        "core.rob_entries=256",
+    ]);
+    assert!(wide < 0.8 * base, "8 wide: CPI {wide}, 4 wide {base}");
+}

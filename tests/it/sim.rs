@@ -141,7 +141,10 @@ fn the_l1i_miss_cost_is_the_counted_delay_exactly_when_fetch_is_as_wide_as_dispa
         // no wrong path: every miss is the committed path's, but for those
         // of the instructions still in flight when the run stops
         let in_flight = real.stats.all.l1i - misses;
-        assert!(in_flight <= 4, "{in_flight} of {misses} misses not committed");
+        assert!(
+            in_flight <= 4,
+            "{in_flight} of {misses} misses not committed"
+        );
         let cost = (real.cycles - ideal.cycles) as i64;
         for (v, u) in &real.units {
             let counted = (u.counters["l1i"] + u.pending.l1i) as i64;

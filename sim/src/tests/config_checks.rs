@@ -400,3 +400,27 @@ fn a_section_that_is_not_a_table_is_refused() {
         std::fs::remove_file(&path).unwrap();
     }
 }
+
+/// Keys the core does not model are refused rather than accepted and
+/// ignored: an L1I hit latency other than 1 (the frontend's depth is
+/// `core.frontend_stages`), and decode in dispatch's stage or a frontend too
+/// short for fetch, decode and dispatch.
+#[test]
+fn knobs_the_core_would_ignore_are_refused() {
+    for (sets, key) in [
+        (&["l1i.latency=5"][..], "`l1i.latency` = 5"),
+        (&["core.decode_stage=5"], "`core.decode_stage` = 5"),
+        (
+            &["core.frontend_stages=2", "core.decode_stage=2"],
+            "`core.frontend_stages` = 2",
+        ),
+        (&["core.fetch_queue=4"], "`core.fetch_queue` = 4"),
+    ] {
+        let e = rejection(sets);
+        assert!(e.contains(key), "{sets:?}: {e}");
+    }
+    accepted(&["l1i.latency=1"]);
+    accepted(&["core.frontend_stages=3", "core.decode_stage=2"]);
+    let c = accepted(&["core.fetch_queue=0", "core.frontend_stages=8"]);
+    assert_eq!(c.core.fetch_queue_entries(), 28);
+}
