@@ -64,6 +64,13 @@ pub fn bundle_line(ev: &CycleEvents) -> String {
     events::stream::bundle_json(ev)
 }
 
+/// A test-only change to the bundle golden sees ([`LockStep::inject_golden_fault`]).
+pub type Fault = fn(&mut CycleEvents);
+
+fn flip_count_enable(e: &mut CycleEvents) {
+    e.count_enable = !e.count_enable;
+}
+
 /// Bundles per parallel chunk of [`LockStep::run_batch`].
 pub const CHUNK: usize = 1024;
 /// Chunks shorter than this go through the per-cycle path ([`LockStep::step`]).
@@ -80,8 +87,9 @@ pub struct LockStep {
     failed: Option<Box<Mismatch>>,
     /// History for the failure waveform (src/failwaves.rs).
     fw: Pad<crate::failwaves::FailWaves>,
-    /// Test-only fault: golden sees cycle `fault_at` with `count_enable` flipped.
+    /// Test-only fault: golden sees cycle `fault_at` changed by `fault`.
     fault_at: u64,
+    fault: Fault,
     /// Compare buffers: live rows as columns (`ROW_COLUMNS * fmt_rows` words
     /// each and the read-out's spill room), then the live I-miss bits by ROB id
     /// (`ceil(rob_entries / 64)` words each).
@@ -112,6 +120,7 @@ impl LockStep {
                 crate::failwaves::default_dir(),
             ))),
             fault_at: u64::MAX,
+            fault: flip_count_enable,
             rows_hw: vec![0; ROW_COLUMNS * cap + ROW_SPILL].into_boxed_slice(),
             rows_golden: vec![0; ROW_COLUMNS * cap + ROW_SPILL].into_boxed_slice(),
             imiss_hw: vec![0; words].into_boxed_slice(),
@@ -131,7 +140,16 @@ impl LockStep {
     /// `count_enable` flipped), to exercise the mismatch path.
     #[doc(hidden)]
     pub fn inject_golden_fault_at(&mut self, cycle: u64) {
+        self.inject_golden_fault(cycle, flip_count_enable);
+    }
+
+    /// Test only: golden sees bundle `cycle` changed by `fault` (a field of the
+    /// views, rows or I-miss bits made to differ on purpose, to show that
+    /// both the per-cycle and the batched compare see it).
+    #[doc(hidden)]
+    pub fn inject_golden_fault(&mut self, cycle: u64, fault: Fault) {
         self.fault_at = cycle;
+        self.fault = fault;
     }
 
     /// Record the seed of the stream, for the mismatch report.
@@ -164,7 +182,7 @@ impl LockStep {
         self.hw.step(ev);
         if self.cycle == self.fault_at {
             let mut e = *ev;
-            e.count_enable = !e.count_enable;
+            (self.fault)(&mut e);
             self.golden.step(&e);
         } else {
             self.golden.step(ev);
@@ -251,7 +269,7 @@ impl LockStep {
             bufs.rec_hw.resize(need, 0);
         }
         let start = self.cycle;
-        let fault_at = self.fault_at;
+        let (fault_at, fault_fn) = (self.fault_at, self.fault);
         let progress = Progress::default();
         let Self {
             hw,
@@ -297,7 +315,14 @@ impl LockStep {
                             .checked_sub(c0)
                             .filter(|&i| i < chunk.len() as u64)
                             .map(|i| i as usize);
-                        s.len = record(&mut *g, &mut enc, chunk, fault, &mut s.rec, |_, _| {});
+                        s.len = record(
+                            &mut *g,
+                            &mut enc,
+                            chunk,
+                            fault.map(|i| (i, fault_fn)),
+                            &mut s.rec,
+                            |_, _| {},
+                        );
                     }
                     pr.g_rec.store(k + 1, Ordering::Release);
                 }
@@ -690,7 +715,7 @@ impl Enc {
 /// (`golden` writes none).
 const ROW_SPILL: usize = hw::ROW_SPILL;
 
-/// Step `u` through `evs` (bundle `fault` with `count_enable` flipped), calling
+/// Step `u` through `evs` (bundle `fault.0` changed by `fault.1`), calling
 /// `pre(u, ev)` before each step, and write after each step its record
 /// ([`Enc`]) into `out` from 0; returns the words written. `out` holds at least
 /// `evs.len()` records of the largest size.
@@ -699,16 +724,16 @@ fn record<U: CounterUnit>(
     u: &mut U,
     enc: &mut Enc,
     evs: &[CycleEvents],
-    fault: Option<usize>,
+    fault: Option<(usize, Fault)>,
     out: &mut [u32],
     mut pre: impl FnMut(&U, &CycleEvents),
 ) -> usize {
     let mut pos = 0;
     for (i, ev) in evs.iter().enumerate() {
         pre(u, ev);
-        if Some(i) == fault {
+        if let Some((_, f)) = fault.filter(|x| x.0 == i) {
             let mut e = *ev;
-            e.count_enable = !e.count_enable;
+            f(&mut e);
             u.step(&e);
         } else {
             u.step(ev);
