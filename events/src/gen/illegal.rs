@@ -62,6 +62,17 @@ pub fn mutate_illegal<R: Rng + ?Sized>(
 fn mutate_once<R: Rng + ?Sized>(ev: &CycleEvents, st: &ProtocolState, rng: &mut R) -> CycleEvents {
     let p = st.params();
     let mut m = *ev;
+    // rule 9's rarest case, aimed at directly: a row mispredicted again (a
+    // unit that accepted it went unseen while it was drawn among all cases)
+    let marked: Vec<u16> = st
+        .rows()
+        .filter(|r| r.mispredict)
+        .map(|r| r.rob_id)
+        .collect();
+    if !marked.is_empty() && rng.gen_bool(0.25) {
+        m.squash = Squash::Mispredict(marked[rng.gen_range(0..marked.len())]);
+        return m;
+    }
     match rng.gen_range(1..=10u8) {
         1 => match rng.gen_range(0..5) {
             0 => m.fetched_branches = rng.gen_range(p.fetch_width + 1..=255) as u8,
