@@ -255,7 +255,14 @@ fn restore_sigpipe() {
 fn output_errors_exit() {
     let next = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let msg = info.payload_as_str().unwrap_or("");
+        let p = info.payload();
+        let msg = p
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| p.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        // (std's message for a failed `print!`; every report is printed on
+        // the main thread, so exiting here skips no other thread's cleanup)
         if msg.starts_with("failed printing to std") {
             use std::io::Write as _;
             let _ = writeln!(std::io::stderr(), "error: {msg}");

@@ -82,11 +82,6 @@ impl MachineArgs {
             }
             cfg.ideal = cfg.ideal.or(&add);
         }
-        // the derived fetch queue shown as the number it is (`config --print`,
-        // the reports' configuration)
-        if cfg.core.fetch_queue == 0 {
-            cfg.core.fetch_queue = cfg.core.fetch_queue_entries();
-        }
         if let Err(e) = cfg.validate() {
             // name the file the values came from (a value set on the command
             // line names itself: the message names its key)
@@ -101,6 +96,9 @@ impl MachineArgs {
                 }
                 (_, e) => e.into(),
             });
+        }
+        for w in cfg.warnings() {
+            eprintln!("warning: configuration: {w}");
         }
         Ok(cfg)
     }

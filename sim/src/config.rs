@@ -523,7 +523,38 @@ impl Config {
 
     /// The effective configuration as TOML.
     pub fn to_toml(&self) -> String {
-        toml::to_string(self).expect("config serialises to TOML")
+        let t = toml::to_string(self).expect("config serialises to TOML");
+        // a derived fetch queue stays derived in a file written from this
+        // (a number here would pin it for every other depth), and says its size
+        t.replacen(
+            "\nfetch_queue = 0\n",
+            &format!(
+                "\nfetch_queue = 0 # derived: {} = (frontend_stages - 1) x dispatch_width\n",
+                self.core.fetch_queue_entries()
+            ),
+            1,
+        )
+    }
+
+    /// A warning for a configuration that is legal but starves the core: a
+    /// fetch queue set below what the frontend's depth needs to dispatch at
+    /// full width (a file written for another depth, say).
+    pub fn warnings(&self) -> Vec<String> {
+        let c = &self.core;
+        let need = c
+            .frontend_stages
+            .saturating_sub(1)
+            .saturating_mul(c.dispatch_width);
+        if c.fetch_queue != 0 && c.fetch_queue < need {
+            vec![format!(
+                "core.fetch_queue = {} is below the {need} that {} frontend stages need to \
+                 dispatch {} wide: dispatch will starve, and the loss shows as base CPI \
+                 (0 derives it)",
+                c.fetch_queue, c.frontend_stages, c.dispatch_width
+            )]
+        } else {
+            Vec::new()
+        }
     }
 
     /// The counter-unit parameters matching this core.
@@ -699,8 +730,8 @@ impl Config {
             return bad(
                 "l1i.latency",
                 self.l1i.latency as u64,
-                "1: an L1I hit delivers in the fetch cycle, and the frontend's depth \
-                 is core.frontend_stages",
+                "it must be 1 (an L1I hit delivers in the fetch cycle; the \
+                 frontend's depth is core.frontend_stages)",
             );
         }
         if self.l1i.line != self.l2.line || self.l1d.line != self.l2.line {
@@ -931,6 +962,19 @@ mod tests {
         let t = c.to_toml();
         let back: Config = toml::from_str(&t).unwrap();
         assert_eq!(back, c);
+        // the derived fetch queue stays derived, its size in a comment; one
+        // set explicitly is written as set
+        assert!(t.contains("\nfetch_queue = 0 # derived: 16 = "), "{t}");
+        let mut deep = c.clone();
+        deep.core.frontend_stages = 10;
+        let back: Config = toml::from_str(&deep.to_toml()).unwrap();
+        assert_eq!(back.core.fetch_queue_entries(), 36);
+        assert!(back.warnings().is_empty());
+        deep.core.fetch_queue = 16;
+        let t = deep.to_toml();
+        assert!(t.contains("\nfetch_queue = 16\n"), "{t}");
+        let w = toml::from_str::<Config>(&t).unwrap().warnings();
+        assert!(w.len() == 1 && w[0].contains("below the 36"), "{w:?}");
     }
 
     #[test]

@@ -38,8 +38,9 @@ const M_L2D: u8 = 16;
 const M_DTLB: u8 = 32;
 /// The instruction's fetch waited on an I-miss (`dispatched_imiss`).
 const M_IWAIT: u8 = 64;
-// events counted in the all-path statistics (`Uop::counted`): the miss bits
-// above, and these two
+// events counted in the all-path statistics (`Uop::counted`, a field of its
+// own): the miss bits above but `M_IWAIT`, and these two in its place and
+// the free bit
 const C_LONGLAT: u8 = 64;
 const C_MISPRED: u8 = 128;
 

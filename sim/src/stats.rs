@@ -33,7 +33,9 @@ pub struct Stats {
     /// Events of instructions that committed (an I-miss is charged to the first
     /// instruction delivered after it): those of `all` whose instruction
     /// committed while counting, so never more than `all` (an event before
-    /// counting started is in neither).
+    /// counting started is in neither; an instruction squashed by a decode
+    /// redirect and fetched again keeps none of its first fetch's events, a
+    /// case no suite workload met).
     pub committed: MissCounts,
     /// Events on every path, wrong paths included.
     pub all: MissCounts,

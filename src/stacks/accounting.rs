@@ -185,10 +185,14 @@ impl events::Consumer for Overlap {
                 // this one's dispatch and after its squash (later stamps are
                 // younger than x and squashed).
                 let (be_only, not_fe) = self.at[x as usize];
-                self.overlap += self.be_only - be_only;
-                self.be_only = be_only;
-                self.frontend += self.not_fe - not_fe;
-                self.not_fe = not_fe;
+                debug_assert!(
+                    be_only <= self.be_only && not_fe <= self.not_fe,
+                    "a squash of ROB id {x} whose stamp is younger than the counts"
+                );
+                self.overlap += self.be_only.saturating_sub(be_only);
+                self.be_only = be_only.min(self.be_only);
+                self.frontend += self.not_fe.saturating_sub(not_fe);
+                self.not_fe = not_fe.min(self.not_fe);
             }
             Squash::Flush(x) => {
                 let x = x as u32 % r;

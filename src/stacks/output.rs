@@ -638,7 +638,7 @@ pub mod svg {
         let (mut lo, mut hi, mut any) = (0.0f64, 0.0f64, false);
         for i in 0..groups.len() {
             for j in 0..series.len() {
-                if let Some(v) = value(i, j) {
+                if let Some(v) = value(i, j).filter(|v| v.is_finite()) {
                     (lo, hi, any) = (lo.min(v), hi.max(v), true);
                 }
             }
@@ -665,9 +665,14 @@ pub mod svg {
             "<text x=\"{left}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>",
             esc(title)
         );
-        let decimals = (0..6)
-            .find(|&d| ((step * 10f64.powi(d)).fract()).abs() < 1e-6)
-            .unwrap_or(6) as usize;
+        // enough decimals to tell the ticks apart (a step of 2.5 x 10^k needs
+        // one more than its power)
+        let decimals = (0..12)
+            .find(|&d| {
+                let x = step * 10f64.powi(d);
+                (x - x.round()).abs() < 1e-6 * x
+            })
+            .unwrap_or(12) as usize;
         for k in bot_k..=top_k {
             let g = k as f64 * step;
             let y = y0 - g * scale;
@@ -692,7 +697,9 @@ pub mod svg {
         for (i, name) in groups.iter().enumerate() {
             let gx = left + 8.0 + i as f64 * group;
             for j in 0..series.len() {
-                let Some(v) = value(i, j) else { continue };
+                let Some(v) = value(i, j).filter(|v| v.is_finite()) else {
+                    continue;
+                };
                 let c = v.clamp(lo, hi);
                 let (y, hh) = if c >= 0.0 {
                     (y0 - c * scale, c * scale)
@@ -708,11 +715,12 @@ pub mod svg {
                         y - 2.0
                     );
                 } else if v < lo {
+                    // inside the bar's foot: below it are the workload labels
                     let _ = writeln!(
                         s,
-                        "<text transform=\"translate({:.1},{:.1}) rotate(-90)\" text-anchor=\"end\" font-size=\"9\" fill=\"#c00\">{v:.0}</text>",
+                        "<text transform=\"translate({:.1},{:.1}) rotate(-90)\" font-size=\"9\" fill=\"#c00\">{v:.0}</text>",
                         x + bar - 2.0,
-                        y + hh + 2.0
+                        bottom - 2.0
                     );
                 }
                 let _ = writeln!(
@@ -867,6 +875,81 @@ pub mod svg {
             );
             let cut = wrap_label(&"ab_".repeat(40), fit, 3);
             assert!(cut[2].ends_with('…'), "{cut:?}");
+        }
+
+        /// The tick labels of a grouped chart's axis (its `text-anchor="end"`
+        /// texts before the first bar), in order.
+        fn ticks(svg: &str) -> Vec<String> {
+            svg.split("text-anchor=\"end\">")
+                .skip(1)
+                .map(|t| t.split('<').next().unwrap().to_string())
+                .collect()
+        }
+
+        fn chart(values: &'static [Option<f64>], cap: f64) -> String {
+            let groups: Vec<String> = (0..values.len()).map(|i| format!("w{i}")).collect();
+            grouped("t", "%", &groups, &["a"], &["#000"], &|i, _| values[i], cap)
+        }
+
+        /// A panel with no value says so over an axis of one unit; values
+        /// below zero are drawn below the zero line and the axis reaches them;
+        /// tiny values still get ticks that differ; a value clipped at the
+        /// bottom is labelled inside the plot, not over the workload labels.
+        #[test]
+        fn grouped_axes_hold_empty_negative_tiny_and_clipped_values() {
+            let empty = chart(&[None, None], 100.0);
+            assert!(empty.contains("no such events in these runs"), "{empty}");
+            assert_eq!(
+                ticks(&empty)[..6],
+                ["0.0%", "0.2%", "0.4%", "0.6%", "0.8%", "1.0%"]
+            );
+            let zero = chart(&[Some(0.0)], 100.0);
+            assert!(!zero.contains("no such events"), "{zero}");
+
+            let neg = chart(&[Some(-50.0), Some(100.0), Some(f64::NAN)], 400.0);
+            let t = ticks(&neg);
+            assert_eq!(t.first().map(String::as_str), Some("-50%"), "{t:?}");
+            assert!(t.contains(&"100%".to_string()), "{t:?}");
+            let bar = |svg: &str, name: &str| -> (f64, f64) {
+                let at = svg.find(&format!("<title>{name} a:")).unwrap();
+                let rect = &svg[svg[..at].rfind("<rect").unwrap()..at];
+                let num = |k: &str| -> f64 {
+                    let v = rect.split(&format!(" {k}=\"")).nth(1).unwrap();
+                    v.split('"').next().unwrap().parse().unwrap()
+                };
+                (num("y"), num("height"))
+            };
+            let (y_neg, h_neg) = bar(&neg, "w0");
+            let (y_pos, h_pos) = bar(&neg, "w1");
+            // the negative bar hangs from the zero line, where the positive one stands
+            assert!(
+                (y_neg - (y_pos + h_pos)).abs() < 0.01,
+                "{y_neg} {y_pos} {h_pos}"
+            );
+            assert!((h_pos / h_neg - 2.0).abs() < 0.01, "{h_pos} {h_neg}");
+            assert!(!neg.contains("NaN") && !neg.contains("w2 a:"), "{neg}");
+
+            let tiny = chart(&[Some(2e-7), Some(1e-7)], 100.0);
+            let t = ticks(&tiny);
+            let distinct: std::collections::BTreeSet<_> = t.iter().collect();
+            assert_eq!(distinct.len(), t.len(), "{t:?}");
+
+            let clipped = chart(&[Some(-1000.0), Some(10.0)], 400.0);
+            let (_, h) = size_of(&clipped);
+            let label = clipped
+                .find(">-1000</text>")
+                .expect("the clipped bar is labelled");
+            let open = clipped[..label].rfind("translate(").unwrap() + "translate(".len();
+            let y: f64 = clipped[open..]
+                .split([',', ')'])
+                .nth(1)
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(
+                y <= 60.0 + 260.0,
+                "label at {y}, below the plot (height {h})"
+            );
         }
 
         /// The slanted workload labels of the grouped charts stay inside the
@@ -1200,9 +1283,9 @@ fn check_consistent(r: &Report) -> Result<()> {
         }
         ensure!(
             st.seed.is_some() == (st.kind == "workload"),
-            "stacks.json: study `{name}`: a {} with seed {:?} (a workload has a seed, a trace none)",
+            "stacks.json: study `{name}`: a {} with seed {} (a workload has a seed, a trace null)",
             st.kind,
-            st.seed
+            st.seed.map_or("null".to_string(), |x| x.to_string())
         );
         ensure!(
             close(st.cpi, st.cycles as f64 / st.instructions as f64),

@@ -139,7 +139,9 @@ fn the_l1i_miss_cost_is_the_counted_delay_exactly_when_fetch_is_as_wide_as_dispa
         let misses = real.stats.committed.l1i;
         assert!(misses > 5_000, "L1 I-misses {misses}");
         // no wrong path: every miss is the committed path's, but for those
-        // of the instructions still in flight when the run stops
+        // of the instructions still in flight when the run stops (fetched
+        // into the queue and the ROB, about a line's worth per miss: the last
+        // one or two lines)
         let in_flight = real.stats.all.l1i - misses;
         assert!(
             in_flight <= 4,

@@ -560,7 +560,7 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
     );
     edit_json(
         &|j| j["studies"][0]["seed"] = serde_json::Value::Null,
-        "study `balanced`: a workload with seed None",
+        "study `balanced`: a workload with seed null",
     );
     edit_json(
         &|j| j["runs"] = 0.into(),
