@@ -65,11 +65,17 @@ impl CoreCfg {
     /// dispatch_width, at least fetch_width.
     pub fn fetch_queue_entries(&self) -> u32 {
         match self.fetch_queue {
-            0 => (self.frontend_stages.saturating_sub(1))
-                .saturating_mul(self.dispatch_width)
-                .max(self.fetch_width),
+            0 => self.fetch_queue_needed().max(self.fetch_width),
             n => n,
         }
+    }
+
+    /// What the pipe needs between fetch and dispatch to dispatch at full
+    /// width: (frontend_stages - 1) x dispatch_width.
+    pub fn fetch_queue_needed(&self) -> u32 {
+        self.frontend_stages
+            .saturating_sub(1)
+            .saturating_mul(self.dispatch_width)
     }
 }
 
@@ -541,10 +547,7 @@ impl Config {
     /// full width (a file written for another depth, say).
     pub fn warnings(&self) -> Vec<String> {
         let c = &self.core;
-        let need = c
-            .frontend_stages
-            .saturating_sub(1)
-            .saturating_mul(c.dispatch_width);
+        let need = c.fetch_queue_needed();
         if c.fetch_queue != 0 && c.fetch_queue < need {
             vec![format!(
                 "core.fetch_queue = {} is below the {need} that {} frontend stages need to \

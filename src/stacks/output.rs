@@ -541,21 +541,14 @@ pub mod svg {
                 // a bar clipped at an end is labelled there with its extent
                 // (the sum of its positive, or negative, components)
                 if up > hi + 1e-9 {
-                    let _ = writeln!(
-                        s,
-                        "<text transform=\"translate({:.1},{:.1}) rotate(-90)\" font-size=\"9\" fill=\"#c00\">{:.0}%</text>",
-                        x + bar - 2.0,
-                        top - 2.0,
-                        up
-                    );
+                    clip_label(&mut s, x + bar - 2.0, top - 2.0, &format!("{up:.0}%"));
                 }
                 if down < lo - 1e-9 {
-                    let _ = writeln!(
-                        s,
-                        "<text transform=\"translate({:.1},{:.1}) rotate(-90)\" font-size=\"9\" fill=\"#c00\">{:.0}%</text>",
+                    clip_label(
+                        &mut s,
                         x + bar - 2.0,
                         top + plot_h - 2.0,
-                        down
+                        &format!("{down:.0}%"),
                     );
                 }
                 let _ = writeln!(
@@ -589,6 +582,15 @@ pub mod svg {
         legend(&mut s, plot_r + 10.0, top, &COMPONENTS, &COLOURS);
         s.push_str("</svg>\n");
         s
+    }
+
+    /// The red label of a bar clipped by the axis: `text` written upwards
+    /// from (`x`, `y`).
+    fn clip_label(s: &mut String, x: f64, y: f64, text: &str) {
+        let _ = writeln!(
+            s,
+            "<text transform=\"translate({x:.1},{y:.1}) rotate(-90)\" font-size=\"9\" fill=\"#c00\">{text}</text>"
+        );
     }
 
     fn legend(s: &mut String, x: f64, y: f64, names: &[&str], colours: &[&str]) {
@@ -708,20 +710,10 @@ pub mod svg {
                 };
                 let x = gx + j as f64 * bar;
                 if v > hi {
-                    let _ = writeln!(
-                        s,
-                        "<text transform=\"translate({:.1},{:.1}) rotate(-90)\" font-size=\"9\" fill=\"#c00\">{v:.0}</text>",
-                        x + bar - 2.0,
-                        y - 2.0
-                    );
+                    clip_label(&mut s, x + bar - 2.0, y - 2.0, &format!("{v:.0}"));
                 } else if v < lo {
                     // inside the bar's foot: below it are the workload labels
-                    let _ = writeln!(
-                        s,
-                        "<text transform=\"translate({:.1},{:.1}) rotate(-90)\" font-size=\"9\" fill=\"#c00\">{v:.0}</text>",
-                        x + bar - 2.0,
-                        bottom - 2.0
-                    );
+                    clip_label(&mut s, x + bar - 2.0, bottom - 2.0, &format!("{v:.0}"));
                 }
                 let _ = writeln!(
                     s,

@@ -94,9 +94,11 @@ pub struct RecordReader {
 impl RecordReader {
     /// Open `path`, choosing the decompressor from its content: the xz or
     /// gzip magic ([`Format::sniff`]) wins over the suffix, so a trace renamed,
-    /// or named `.xz` when it is gzip, is read all the same; content that is
-    /// neither is read as the suffix says (`.xz`, `.gz`; the decoder then says
-    /// the format is not recognised), else as raw records.
+    /// or named `.xz` when it is gzip, is read all the same; the magic of a
+    /// compression not decoded ([`Format::unsupported`]) is read as raw
+    /// records, whose first failure names it; other content is read as the
+    /// suffix says (`.xz`, `.gz`; the decoder then says the format is not
+    /// recognised), else as raw records.
     pub fn open(path: &Path) -> Result<RecordReader, TraceError> {
         let label = path.display().to_string();
         let open_error = |e: std::io::Error| TraceError::Open {
@@ -109,14 +111,14 @@ impl RecordReader {
             .take(6)
             .read_to_end(&mut head)
             .map_err(open_error)?;
-        // A compression not decoded is named whatever the suffix says (a
-        // bzip2 file named `.xz` is not handed to the xz decoder).
+        // A compression not decoded (its magic is none the sniff knows) is
+        // read as raw records whatever the suffix says: a bzip2 file named
+        // `.xz` is not handed to the xz decoder.
         let unsupported = Format::unsupported(&head);
         let format = match Format::sniff(&head) {
             Format::Plain if unsupported.is_none() => Format::from_path(path),
             f => f,
         };
-        let unsupported = unsupported.filter(|_| format == Format::Plain);
         let raw: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head).chain(file));
         let mut r = RecordReader::from_reader(raw, format, label);
         r.unsupported = unsupported;
