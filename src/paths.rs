@@ -185,6 +185,35 @@ pub fn create_dir(dir: &Path, what: &str) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("{what}: creating {}", dir.display()))
 }
 
+/// The directories [`create_dir_undoable`] made, deepest first, so that a
+/// command that fails before writing anything leaves no empty directory behind.
+#[must_use]
+pub struct MadeDirs(Vec<std::path::PathBuf>);
+
+impl MadeDirs {
+    /// Remove the directories made, those still empty only (a file written
+    /// meanwhile, by this run or another, keeps its directory).
+    pub fn undo(self) {
+        for d in &self.0 {
+            if std::fs::remove_dir(d).is_err() {
+                break;
+            }
+        }
+    }
+}
+
+/// [`create_dir`], remembering which directories did not exist before.
+pub fn create_dir_undoable(dir: &Path, what: &str) -> Result<MadeDirs> {
+    let missing: Vec<_> = dir
+        .ancestors()
+        .filter(|a| !a.as_os_str().is_empty())
+        .take_while(|a| std::fs::symlink_metadata(a).is_err())
+        .map(Path::to_path_buf)
+        .collect();
+    create_dir(dir, what)?;
+    Ok(MadeDirs(missing))
+}
+
 /// [`create_dir`] for the directory a file `path` will be written in.
 pub fn create_parent(path: &Path, what: &str) -> Result<()> {
     match path.parent() {
@@ -285,6 +314,29 @@ mod tests {
         assert!(e.to_string().contains("a.part would overwrite"), "{e}");
         std::fs::rename(d.join("a.part"), &f).unwrap();
         assert_eq!(std::fs::read(&f).unwrap(), b"x");
+    }
+
+    #[test]
+    fn made_dirs_are_undone_while_empty_and_kept_otherwise() {
+        let d = std::env::temp_dir().join(format!("cpistack-undo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        // made three levels, undone: the existing parent stays
+        let made = create_dir_undoable(&d.join("a/b/c"), "--out").unwrap();
+        assert!(d.join("a/b/c").is_dir());
+        made.undo();
+        assert!(!d.join("a").exists());
+        assert!(d.is_dir());
+        // a directory that existed is never removed, even empty
+        std::fs::create_dir_all(d.join("x")).unwrap();
+        create_dir_undoable(&d.join("x"), "--out").unwrap().undo();
+        assert!(d.join("x").is_dir());
+        // a file written meanwhile keeps its directory and those above it
+        let made = create_dir_undoable(&d.join("p/q"), "--out").unwrap();
+        std::fs::write(d.join("p/q/f"), "").unwrap();
+        made.undo();
+        assert!(d.join("p/q/f").is_file());
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

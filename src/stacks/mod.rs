@@ -837,7 +837,16 @@ pub fn cmd(args: &StacksArgs) -> Result<()> {
     let cfg = args.machine.build()?;
     let srcs = sources(args)?;
     // before the work: a bad --out is found now, not after minutes of runs
-    crate::paths::create_dir(&args.out, "--out")?;
+    let made = crate::paths::create_dir_undoable(&args.out, "--out")?;
+    let written = write_study(args, cfg, &srcs);
+    if written.is_err() {
+        made.undo(); // a failed run leaves no empty --out behind
+    }
+    written
+}
+
+/// The runs of `cpistack stacks` and their outputs, into an `--out` that exists.
+fn write_study(args: &StacksArgs, cfg: sim::Config, srcs: &[Source]) -> Result<()> {
     for f in OUTPUT_FILES {
         crate::paths::output_file(&args.out.join(f), "--out")?;
     }
@@ -859,7 +868,7 @@ pub fn cmd(args: &StacksArgs) -> Result<()> {
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let report = run_study(&srcs, &settings, args.jobs.unwrap_or(0), &|n, total| {
+    let report = run_study(srcs, &settings, args.jobs.unwrap_or(0), &|n, total| {
         bar.set_length(total as u64);
         bar.set_position(n as u64);
     })?;

@@ -214,12 +214,25 @@ fn stacks_on_a_trace_shorter_than_asked_fail_and_name_it() {
         instructions: 5_000,
         warmup: 1_000,
     };
-    let e = run_study(&[Source::Trace(t)], &s, 1, &|_, _| {}).unwrap_err();
+    let e = run_study(&[Source::Trace(t.clone())], &s, 1, &|_, _| {}).unwrap_err();
     let m = format!("{e:#}");
     assert!(
         m.contains("tiny") && m.contains("the source ended after 3000 instructions"),
         "{m}"
     );
+    // through the command: the error, and no empty --out left behind (the
+    // directories it made are removed; the one that existed stays)
+    let mut a = stacks_args(d.join("new/out"));
+    a.workloads = "none".into();
+    a.traces = vec![t];
+    a.instructions = 5_000;
+    let m = format!("{:#}", cpistack::stacks::cmd(&a).unwrap_err());
+    assert!(
+        m.contains("the source ended after 3000 instructions"),
+        "{m}"
+    );
+    assert!(!d.join("new").exists());
+    assert!(d.is_dir());
     let _ = std::fs::remove_dir_all(&d);
 }
 
