@@ -1456,10 +1456,13 @@ pub struct WavesCmdArgs {
 /// every scenario; returns the files written.
 pub fn write_scenarios(a: &WavesCmdArgs) -> anyhow::Result<Vec<std::path::PathBuf>> {
     let all = crate::scenarios::all();
-    for n in &a.scenarios {
+    for (i, n) in a.scenarios.iter().enumerate() {
         if !all.iter().any(|s| s.name == n) {
             let names: Vec<&str> = all.iter().map(|s| s.name).collect();
             anyhow::bail!("no scenario `{n}`; the scenarios are: {}", names.join(", "));
+        }
+        if a.scenarios[..i].contains(n) {
+            anyhow::bail!("--scenario: `{n}` is named twice");
         }
     }
     let mut out = Vec::new();
@@ -1510,6 +1513,26 @@ pub fn cmd(a: &WavesCmdArgs) -> anyhow::Result<()> {
 mod tests {
     use super::*;
     use events::{FetchStall, Field, HeadCause};
+
+    /// A scenario that does not exist, or one named twice, is refused
+    /// before anything is written.
+    #[test]
+    fn scenario_names_are_checked_before_writing() {
+        let out = std::env::temp_dir().join(format!("cpistack-waves-names-{}", std::process::id()));
+        let args = |s: &[&str]| WavesCmdArgs {
+            out: out.clone(),
+            scenarios: s.iter().map(|s| s.to_string()).collect(),
+        };
+        let e = write_scenarios(&args(&["mispredict", "nope"])).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("no scenario `nope`; the scenarios are: "),
+            "{e}"
+        );
+        let e = write_scenarios(&args(&["mispredict", "flush", "mispredict"])).unwrap_err();
+        assert_eq!(e.to_string(), "--scenario: `mispredict` is named twice");
+        assert!(!out.exists());
+    }
 
     #[test]
     fn enum_tables_follow_the_encodings() {
