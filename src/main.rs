@@ -50,6 +50,11 @@ enum Cmd {
     /// POWER5, the simulation reference in both orders) on workloads and traces,
     /// measure each method's error, and write tables, JSON and charts.
     Stacks(cpistack::stacks::StacksArgs),
+    /// The `stacks` study on variants of the machine, one configuration key
+    /// varied at a time (`--vary core.rob_entries=64,256`): does each method's
+    /// accuracy hold as the machine changes? Writes each point's `stacks`
+    /// outputs and a summary, `sweep.csv`.
+    Sweep(cpistack::stacks::sweep::SweepArgs),
     /// Write one VCD waveform per scenario of the scenario table (FMT and sFMT),
     /// each with its GTKWave layout, into a directory (`make waves`); open one
     /// with `cd DIR && gtkwave NAME.gtkw`.
@@ -224,6 +229,7 @@ fn main() -> ExitCode {
         Cmd::Workloads(a) => cpistack::run::workloads(a),
         Cmd::Config(a) => cpistack::run::config(a),
         Cmd::Stacks(a) => cpistack::stacks::cmd(a),
+        Cmd::Sweep(a) => cpistack::stacks::sweep::cmd(a),
         Cmd::Waves(a) => cpistack::waves::cmd(a),
     };
     match r {

@@ -13,6 +13,7 @@
 
 mod accounting;
 mod output;
+pub mod sweep;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

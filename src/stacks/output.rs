@@ -127,7 +127,7 @@ fn comp_of(k: usize) -> Comp {
 }
 
 /// Short column labels of the methods in tables.
-fn short(m: &str) -> &'static str {
+pub(super) fn short(m: &str) -> &'static str {
     match m {
         "reference" => "ref",
         "reference_inverse" => "inverse",

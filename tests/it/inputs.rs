@@ -492,3 +492,103 @@ fn configuration_files_are_read_as_named_and_bounded() {
         );
     }
 }
+
+/// `cpistack sweep`: the base and each point are written as complete `stacks`
+/// outputs and summarised in `sweep.csv`; a value equal to the base's is run
+/// once and written twice; `--check-only` finds a changed number, a missing
+/// point, a point of another machine and a point of another study.
+#[test]
+fn sweep_writes_every_point_and_its_check_finds_what_was_changed() {
+    use cpistack::stacks::sweep::{self, SweepArgs};
+    let d = scratch("sweep");
+    let out = d.join("sw");
+    let mut a = SweepArgs {
+        vary: vec![
+            "core.rob_entries=64,128".into(),
+            "memory_latency=120".into(),
+        ],
+        stacks: stacks_args(out.clone()),
+    };
+    a.stacks.workloads = "balanced,mlp".into();
+    sweep::cmd(&a).unwrap();
+    let points = [
+        "base",
+        "core.rob_entries=64",
+        "core.rob_entries=128",
+        "memory_latency=120",
+    ];
+    assert_eq!(sweep::check_sweep(&out).unwrap(), points.len());
+    let read = |p: &str| std::fs::read_to_string(out.join(p)).unwrap();
+    // 128 is the base's own ROB: the same study, byte for byte
+    assert_eq!(
+        read("base/stacks.json"),
+        read("core.rob_entries=128/stacks.json")
+    );
+    assert_ne!(
+        read("base/stacks.json"),
+        read("core.rob_entries=64/stacks.json")
+    );
+    let csv = read("sweep.csv");
+    // per point: 6 methods over all studies and over the workloads
+    assert_eq!(csv.lines().count(), 1 + points.len() * 2 * 6);
+    assert!(
+        csv.contains("\ncore.rob_entries=64,core.rob_entries,64,all,fmt,"),
+        "{csv}"
+    );
+
+    let expect_err = |what: &str, want: &str| {
+        let e = format!("{:#}", sweep::check_sweep(&out).unwrap_err());
+        assert!(e.contains(want), "{what}: {e}");
+    };
+    // a number changed
+    let i = csv.find(",all,fmt,").unwrap() + ",all,fmt,".len();
+    let bad = format!("{}9{}", &csv[..i], &csv[i + 1..]);
+    std::fs::write(out.join("sweep.csv"), &bad).unwrap();
+    expect_err("a changed number", "sweep.csv: line 2 is `base,,,all,fmt,9");
+    std::fs::write(out.join("sweep.csv"), &csv).unwrap();
+    // a point's files missing
+    let p64 = out.join("core.rob_entries=64");
+    std::fs::rename(&p64, d.join("moved")).unwrap();
+    expect_err("a missing point", "point core.rob_entries=64");
+    std::fs::rename(d.join("moved"), &p64).unwrap();
+    // a point of another machine: the ROB-64 point's files and rows, named 256
+    std::fs::rename(&p64, out.join("core.rob_entries=256")).unwrap();
+    let renamed = csv.replace(
+        "core.rob_entries=64,core.rob_entries,64,",
+        "core.rob_entries=256,core.rob_entries,256,",
+    );
+    std::fs::write(out.join("sweep.csv"), &renamed).unwrap();
+    expect_err(
+        "another machine",
+        "is not the base machine with core.rob_entries=256",
+    );
+    // a point of another study (other workloads)
+    let mut b = SweepArgs {
+        vary: vec!["memory_latency=120".into()],
+        stacks: stacks_args(d.join("other")),
+    };
+    b.stacks.workloads = "balanced".into();
+    sweep::cmd(&b).unwrap();
+    let mut c = a.clone();
+    c.vary = vec!["memory_latency=120".into()];
+    c.stacks.out = d.join("third");
+    sweep::cmd(&c).unwrap();
+    std::fs::remove_dir_all(d.join("third/memory_latency=120")).unwrap();
+    std::fs::rename(
+        d.join("other/memory_latency=120"),
+        d.join("third/memory_latency=120"),
+    )
+    .unwrap();
+    let csv3 = std::fs::read_to_string(d.join("third/sweep.csv")).unwrap();
+    let other = std::fs::read_to_string(d.join("other/sweep.csv")).unwrap();
+    let mixed: String = csv3
+        .lines()
+        .filter(|l| !l.starts_with("memory_latency"))
+        .chain(other.lines().filter(|l| l.starts_with("memory_latency")))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(d.join("third/sweep.csv"), mixed).unwrap();
+    let e = format!("{:#}", sweep::check_sweep(&d.join("third")).unwrap_err());
+    assert!(e.contains("studies other sources"), "{e}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -1,0 +1,511 @@
+//! `cpistack sweep`: the study of `cpistack stacks` repeated on variants of
+//! the machine, one configuration key varied at a time from the base machine,
+//! to see whether each method's accuracy holds as the machine changes (the
+//! paper evaluates one machine only).
+//!
+//! Output directory: one subdirectory per point (`base`, then `KEY=VALUE` in
+//! the order given) holding the whole `stacks` output of that machine, and
+//! `sweep.csv` with each point's error summary per method. A point whose
+//! machine equals an earlier one's (a value that is the base's own) is run
+//! once and written under both names.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, ensure, Context, Result};
+
+use super::output::{check_dir, short, write_all, OUTPUT_FILES};
+use super::{run_study, sources, Report, Settings, StacksArgs, Summary, COMPARED};
+
+/// Arguments of `cpistack sweep`: `--vary` and everything `stacks` takes.
+#[derive(clap::Args, Debug, Clone)]
+#[command(mut_arg("out", |a| a.default_value("sweep").help("Output directory (created if missing): one subdirectory per point and sweep.csv")))]
+#[command(mut_arg("check_only", |a| a.help("Run nothing: check that `--out` holds a complete sweep (every point's `stacks` outputs, as `stacks --check-only` checks them, and a `sweep.csv` that holds their summaries)")))]
+pub struct SweepArgs {
+    /// A configuration key and the values it takes, `KEY=V1,V2,...` (e.g.
+    /// `core.rob_entries=64,256`; keys as `cpistack config --print` shows
+    /// them). Repeatable; each key is varied alone, the others keep the base
+    /// machine's values (defaults, `--config`, `--set`).
+    #[arg(long = "vary", value_name = "KEY=V1,V2,...")]
+    pub vary: Vec<String>,
+    #[command(flatten)]
+    pub stacks: StacksArgs,
+}
+
+/// One machine of the sweep.
+#[derive(Clone, Debug)]
+pub struct Point {
+    /// `base`, or `KEY=VALUE`: the point's name and its directory.
+    pub name: String,
+    /// The key varied and its value (none for the base).
+    pub set: Option<(String, String)>,
+    pub cfg: sim::Config,
+}
+
+/// Columns of `sweep.csv`.
+pub const SWEEP_CSV_HEADER: &str =
+    "point,key,value,scope,method,avg_error_pp,max_error_pp,worst_study";
+
+/// The points of a sweep: the base machine, then each `--vary` value in order.
+/// Every point is built and validated before anything runs; an error names
+/// the `--vary` option and the value.
+pub fn points(base: &sim::Config, vary: &[String], set: &[String]) -> Result<Vec<Point>> {
+    let mut out = vec![Point {
+        name: "base".into(),
+        set: None,
+        cfg: base.clone(),
+    }];
+    let base_warnings = base.warnings();
+    let mut keys: Vec<&str> = Vec::new();
+    for v in vary {
+        let Some((key, values)) = v.split_once('=') else {
+            bail!("--vary `{v}`: expected KEY=V1,V2,... (e.g. core.rob_entries=64,256)");
+        };
+        let key = key.trim();
+        ensure!(!key.is_empty(), "--vary `{v}`: no key before `=`");
+        ensure!(
+            !keys.contains(&key),
+            "--vary: `{key}` is varied twice; give its values in one --vary"
+        );
+        keys.push(key);
+        if let Some(s) = set
+            .iter()
+            .find(|s| s.split_once('=').is_some_and(|(k, _)| k.trim() == key))
+        {
+            bail!("--vary `{v}`: `{key}` is also fixed by --set `{s}`; give one of them");
+        }
+        let values: Vec<&str> = values.split(',').map(str::trim).collect();
+        for (i, value) in values.iter().enumerate() {
+            ensure!(!value.is_empty(), "--vary `{v}`: an empty value");
+            ensure!(
+                !values[..i].contains(value),
+                "--vary `{v}`: the value `{value}` is given twice"
+            );
+            // the name is a directory name: nothing that would leave `--out`
+            ensure!(
+                !value.contains(['/', '\\', '\0']) && !key.contains(['/', '\\', '\0']),
+                "--vary `{v}`: a key or value with a path separator cannot name a directory"
+            );
+            let name = format!("{key}={value}");
+            let mut cfg = base.clone();
+            cfg.set(&name)
+                .and_then(|()| cfg.validate())
+                .with_context(|| format!("--vary `{v}`: the point {name}"))?;
+            for w in cfg.warnings() {
+                if !base_warnings.contains(&w) {
+                    eprintln!("warning: --vary point {name}: {w}");
+                }
+            }
+            out.push(Point {
+                name,
+                set: Some((key.to_string(), value.to_string())),
+                cfg,
+            });
+        }
+    }
+    ensure!(
+        out.len() > 1,
+        "nothing to vary: give at least one --vary KEY=V1,V2,..."
+    );
+    Ok(out)
+}
+
+/// The studies each summary of `sweep.csv` is over: `all`, `workloads`,
+/// `traces` (those with at least one study).
+fn scopes(
+    r: &Report,
+) -> Vec<(
+    &'static str,
+    &std::collections::BTreeMap<String, Summary>,
+    Option<&str>,
+)> {
+    let mut v = Vec::new();
+    for (scope, sum, kind) in [
+        ("all", &r.summary, None),
+        ("workloads", &r.summary_workloads, Some("workload")),
+        ("traces", &r.summary_traces, Some("trace")),
+    ] {
+        if !sum.is_empty() {
+            v.push((scope, sum, kind));
+        }
+    }
+    v
+}
+
+/// The study of `kind` (any when none) with method `m`'s largest error (the
+/// first such in the report's order).
+fn worst<'a>(r: &'a Report, m: &str, kind: Option<&str>) -> &'a str {
+    let mut best: Option<(&str, f64)> = None;
+    for st in r
+        .studies
+        .iter()
+        .filter(|s| kind.is_none() || kind == Some(s.kind.as_str()))
+    {
+        let e = st.errors_pp[m];
+        if !matches!(best, Some((_, b)) if b >= e) {
+            best = Some((&st.name, e));
+        }
+    }
+    best.map(|b| b.0).unwrap_or("")
+}
+
+/// What every point of a sweep shares (see [`same_study`]).
+type Study = (Vec<(String, String, Option<u64>)>, u64, u64);
+
+/// `sweep.csv`: per point, scope and compared method, the average and
+/// maximum error and the study with the maximum.
+pub fn sweep_csv(points: &[(Point, Report)]) -> String {
+    let mut s = String::from(SWEEP_CSV_HEADER);
+    s.push('\n');
+    for (p, r) in points {
+        let (k, v) = p.set.clone().unwrap_or_default();
+        for (scope, sum, kind) in scopes(r) {
+            for m in COMPARED {
+                let x = &sum[m];
+                let _ = writeln!(
+                    s,
+                    "{},{k},{v},{scope},{m},{:.3},{:.3},{}",
+                    p.name,
+                    x.avg_error_pp,
+                    x.max_error_pp,
+                    worst(r, m, kind)
+                );
+            }
+        }
+    }
+    s
+}
+
+/// The text table: per point, each method's average / maximum error over all
+/// studies, and FMT's worst study.
+pub fn text(points: &[(Point, Report)]) -> String {
+    let mut s = String::new();
+    let Some((_, r0)) = points.first() else {
+        return s;
+    };
+    let _ = writeln!(
+        s,
+        "Sweep: {} instructions after {} of warm-up per run, {} studies per point; error = max over components of |share - reference share| (pp), average / maximum over the studies",
+        r0.instructions,
+        r0.warmup,
+        r0.studies.len()
+    );
+    let w = points
+        .iter()
+        .map(|(p, _)| p.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(24);
+    let _ = write!(s, "{:<w$}", "point");
+    for m in COMPARED {
+        let _ = write!(s, " {:>15}", short(m));
+    }
+    let _ = writeln!(s, "  fmt worst");
+    for (p, r) in points {
+        let _ = write!(s, "{:<w$}", p.name);
+        for m in COMPARED {
+            let x = &r.summary[m];
+            let _ = write!(
+                s,
+                " {:>15}",
+                format!("{:.2} / {:.2}", x.avg_error_pp, x.max_error_pp)
+            );
+        }
+        let _ = writeln!(s, "  {}", worst(r, "fmt", None));
+    }
+    s
+}
+
+/// `cpistack sweep`.
+pub fn cmd(args: &SweepArgs) -> Result<()> {
+    let a = &args.stacks;
+    if a.check_only {
+        ensure!(
+            args.vary.is_empty(),
+            "--check-only takes no --vary: the points are read from sweep.csv"
+        );
+        let n = check_sweep(&a.out)?;
+        println!(
+            "{}: complete, well-formed and consistent ({n} points)",
+            a.out.display()
+        );
+        return Ok(());
+    }
+    let base = a.machine.build()?;
+    let pts = points(&base, &args.vary, &a.machine.set)?;
+    let srcs = sources(a)?;
+    let made = crate::paths::create_dir_undoable(&a.out, "--out")?;
+    let r = run_points(args, &pts, &srcs);
+    if r.is_err() {
+        made.undo();
+    }
+    r
+}
+
+fn run_points(args: &SweepArgs, pts: &[Point], srcs: &[super::Source]) -> Result<()> {
+    let a = &args.stacks;
+    crate::paths::output_file(&a.out.join("sweep.csv"), "--out")?;
+    for p in pts {
+        for f in OUTPUT_FILES {
+            crate::paths::output_file(&a.out.join(&p.name).join(f), "--out")?;
+        }
+    }
+    // points with the machine of an earlier one are not run again
+    let first_of: Vec<usize> = (0..pts.len())
+        .map(|i| {
+            (0..=i)
+                .find(|&j| pts[j].cfg == pts[i].cfg)
+                .expect("i itself")
+        })
+        .collect();
+    let distinct = first_of
+        .iter()
+        .enumerate()
+        .filter(|(i, f)| *i == **f)
+        .count();
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let bar = if tty {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "sweep [{bar:40}] {pos}/{len} runs, {msg} ({elapsed}, eta {eta})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let start = std::time::Instant::now();
+    let mut done: Vec<(Point, Report)> = Vec::new();
+    let mut runs = 0;
+    let mut k = 0; // distinct points run so far
+    for (i, p) in pts.iter().enumerate() {
+        let report = if first_of[i] == i {
+            bar.set_message(p.name.clone());
+            let s = Settings {
+                cfg: p.cfg.clone(),
+                instructions: a.instructions,
+                warmup: a.warmup,
+            };
+            let before = runs;
+            let r = run_study(srcs, &s, a.jobs.unwrap_or(0), &|n, total| {
+                bar.set_length((total * distinct) as u64);
+                bar.set_position((before + n) as u64);
+            })
+            .with_context(|| format!("point {}", p.name))?;
+            runs += r.runs;
+            k += 1;
+            debug_assert!(k <= distinct);
+            r
+        } else {
+            done[first_of[i]].1.clone()
+        };
+        let dir = a.out.join(&p.name);
+        crate::paths::create_dir(&dir, "--out")?;
+        write_all(&report, &dir)?;
+        check_dir(&dir).with_context(|| format!("point {}", p.name))?;
+        done.push((p.clone(), report));
+    }
+    bar.finish_and_clear();
+    std::fs::write(a.out.join("sweep.csv"), sweep_csv(&done))
+        .with_context(|| format!("writing {}", a.out.join("sweep.csv").display()))?;
+    check_sweep(&a.out)?;
+    print!("{}", text(&done));
+    eprintln!(
+        "{} points ({distinct} machines), {runs} runs in {:.1} s; wrote sweep.csv and one directory per point to {}",
+        done.len(),
+        start.elapsed().as_secs_f64(),
+        a.out.display()
+    );
+    Ok(())
+}
+
+/// Check a sweep directory: `sweep.csv` is well-formed and starts with the
+/// base point, each point's directory passes [`check_dir`], and each row is
+/// its point's summary (and worst study) as `stacks.json` holds it. The
+/// number of points.
+pub fn check_sweep(dir: &Path) -> Result<usize> {
+    let p = dir.join("sweep.csv");
+    let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+    let mut lines = text.lines();
+    let header = lines.next().unwrap_or("");
+    ensure!(
+        header == SWEEP_CSV_HEADER,
+        "sweep.csv: line 1 is `{header}`, expected `{SWEEP_CSV_HEADER}`"
+    );
+    // the rows, grouped by point in file order
+    // (line number, fields) per point, in file order
+    type Rows<'a> = Vec<(usize, Vec<&'a str>)>;
+    let mut groups: Vec<(String, Rows)> = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let at = i + 2;
+        let f: Vec<&str> = line.split(',').collect();
+        ensure!(
+            f.len() == 8,
+            "sweep.csv: line {at}: {} fields, expected 8 ({SWEEP_CSV_HEADER})",
+            f.len()
+        );
+        match groups.last_mut() {
+            Some((name, rows)) if name == f[0] => rows.push((at, f)),
+            _ => {
+                ensure!(
+                    !groups.iter().any(|(n, _)| n == f[0]),
+                    "sweep.csv: line {at}: the rows of point `{}` are not together",
+                    f[0]
+                );
+                groups.push((f[0].to_string(), vec![(at, f)]));
+            }
+        }
+    }
+    ensure!(
+        groups.first().is_some_and(|(n, _)| n == "base"),
+        "sweep.csv: no rows, or the first point is not `base`"
+    );
+    let mut base_cfg: Option<(sim::Config, Study)> = None;
+    for (name, rows) in &groups {
+        let sub: PathBuf = dir.join(name);
+        ensure!(
+            !name.is_empty() && !name.contains(['/', '\\']) && name != "." && name != "..",
+            "sweep.csv: line {}: `{name}` cannot name a point's directory",
+            rows[0].0
+        );
+        check_dir(&sub).with_context(|| format!("point {name} ({})", sub.display()))?;
+        let r: Report = serde_json::from_str(&std::fs::read_to_string(sub.join("stacks.json"))?)
+            .with_context(|| format!("point {name}: stacks.json"))?;
+        let want = sweep_csv(&[(
+            Point {
+                name: name.clone(),
+                set: (name != "base").then(|| {
+                    let (k, v) = name.split_once('=').unwrap_or((name, ""));
+                    (k.to_string(), v.to_string())
+                }),
+                cfg: r.config.clone(),
+            },
+            r.clone(),
+        )]);
+        let want: Vec<&str> = want.lines().skip(1).collect();
+        ensure!(
+            rows.len() == want.len(),
+            "sweep.csv: point `{name}` has {} rows, its stacks.json gives {}",
+            rows.len(),
+            want.len()
+        );
+        for ((at, got), w) in rows.iter().zip(&want) {
+            let got = got.join(",");
+            ensure!(
+                got == *w,
+                "sweep.csv: line {at} is `{got}`, but {}/stacks.json gives `{w}`",
+                name
+            );
+        }
+        // a varied point differs from the base in its key only, and studies
+        // the same sources for as long
+        match &base_cfg {
+            None => base_cfg = Some((r.config.clone(), same_study(&r))),
+            Some((b, study)) => {
+                ensure!(
+                    same_study(&r) == *study,
+                    "point {name}: {name}/stacks.json studies other sources, instructions or warm-up than base/stacks.json"
+                );
+                let (k, v) = name.split_once('=').with_context(|| {
+                    format!("sweep.csv: point `{name}`: expected base or KEY=VALUE")
+                })?;
+                let mut expect = b.clone();
+                expect
+                    .set(&format!("{k}={v}"))
+                    .with_context(|| format!("sweep.csv: point `{name}`"))?;
+                ensure!(
+                    expect == r.config,
+                    "point {name}: {name}/stacks.json's machine is not the base machine with {name}"
+                );
+            }
+        }
+    }
+    Ok(groups.len())
+}
+
+/// What every point of a sweep shares: the sources (name, kind, seed), the
+/// instructions and the warm-up.
+fn same_study(r: &Report) -> Study {
+    let src = r
+        .studies
+        .iter()
+        .map(|s| (s.name.clone(), s.kind.clone(), s.seed))
+        .collect();
+    (src, r.instructions, r.warmup)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pts(vary: &[&str], set: &[&str]) -> Result<Vec<Point>> {
+        let vary: Vec<String> = vary.iter().map(|s| s.to_string()).collect();
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        points(&sim::Config::default(), &vary, &set)
+    }
+
+    #[test]
+    fn points_are_the_base_then_each_value_in_order() {
+        let p = pts(&["core.rob_entries= 64, 256", "memory_latency=100"], &[]).unwrap();
+        let names: Vec<&str> = p.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "base",
+                "core.rob_entries=64",
+                "core.rob_entries=256",
+                "memory_latency=100"
+            ]
+        );
+        assert_eq!(p[0].cfg, sim::Config::default());
+        assert_eq!(p[2].cfg.core.rob_entries, 256);
+        assert_eq!(p[3].cfg.memory_latency, 100);
+        // each point differs from the base in its key only
+        let mut c = sim::Config::default();
+        c.core.rob_entries = 64;
+        assert_eq!(p[1].cfg, c);
+        assert_eq!(
+            p[1].set,
+            Some(("core.rob_entries".to_string(), "64".to_string()))
+        );
+    }
+
+    #[test]
+    fn bad_vary_options_are_refused_naming_the_option() {
+        for (vary, set, want) in [
+            (&["core.rob_entries"][..], &[][..], "expected KEY=V1,V2"),
+            (&["=4"], &[], "no key before `=`"),
+            (&["core.rob_entries=64,,256"], &[], "an empty value"),
+            (
+                &["core.rob_entries=64,64"],
+                &[],
+                "the value `64` is given twice",
+            ),
+            (
+                &["core.rob_entries=64", "core.rob_entries=256"],
+                &[],
+                "`core.rob_entries` is varied twice",
+            ),
+            (
+                &["core.rob_entries=64"],
+                &["core.rob_entries=256"],
+                "also fixed by --set `core.rob_entries=256`",
+            ),
+            (&["core.nope=1"], &[], "the point core.nope=1"),
+            (
+                &["core.rob_entries=big"],
+                &[],
+                "takes a non-negative integer",
+            ),
+            // illegal machines are found before anything runs
+            (&["core.rob_entries=0"], &[], "the point core.rob_entries=0"),
+            (&["prefetch.kind=a/b"], &[], "path separator"),
+            (&[], &[], "nothing to vary"),
+        ] {
+            let e = format!("{:#}", pts(vary, set).unwrap_err());
+            assert!(e.contains(want), "{vary:?} {set:?}: {e}");
+        }
+    }
+}
