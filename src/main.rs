@@ -75,6 +75,10 @@ enum Mix {
     Realistic,
     /// Everything often: redirects, flushes, saturation, counting toggles.
     Stress,
+    /// Nearly every instruction a branch, resolved late: the table fills up
+    /// at any size (`--set fmt_rows=256 --set rob_entries=512`), with the
+    /// stress mix's other events.
+    Fill,
 }
 
 impl Mix {
@@ -82,6 +86,7 @@ impl Mix {
         match self {
             Mix::Realistic => GenConfig::realistic(),
             Mix::Stress => GenConfig::stress(),
+            Mix::Fill => GenConfig::fill(),
         }
     }
 }
@@ -553,12 +558,12 @@ fn drive_replay(
 
 fn cmd_cost(a: &CostArgs) -> Result<()> {
     let base = a.params.apply(Params::default())?;
-    let costs: Vec<_> = a
+    let costs: Vec<hw::Cost> = a
         .variant
         .list()
         .into_iter()
         .map(|v| hw::cost(&base.with_variant(v)))
-        .collect();
+        .collect::<Result<_, _>>()?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&costs)?);
     } else {

@@ -238,11 +238,31 @@ impl GenConfig {
         }
     }
 
-    /// A preset by name: `realistic` or `stress`.
+    /// Full tables at any size: nearly every instruction a branch, branches
+    /// that resolve late and rarely mispredict, and long head stalls, so that
+    /// the unresolved branches outnumber the rows (at 64 to 256 rows with a ROB
+    /// of twice as many entries) and fetch waits for a free row; with bursts
+    /// of everything else the other presets do (the corner that `realistic`
+    /// and `stress` reach only at 32 rows or fewer).
+    pub fn fill() -> Self {
+        Self {
+            branch_frac: 0.9,
+            taken_frac: 0.3,
+            mispredict_rate: 0.01,
+            resolve_latency: Span::new(10, 150),
+            exec_latency: Span::new(1, 6),
+            head_l2d: Episode::new(0.005, 100, 300),
+            head_longlat: Episode::new(0.01, 20, 200),
+            ..Self::stress()
+        }
+    }
+
+    /// A preset by name: `realistic`, `stress` or `fill`.
     pub fn preset(name: &str) -> Option<Self> {
         match name {
             "realistic" => Some(Self::realistic()),
             "stress" => Some(Self::stress()),
+            "fill" => Some(Self::fill()),
             _ => None,
         }
     }

@@ -52,9 +52,11 @@ impl Cost {
     }
 }
 
-/// The storage bits of a unit with these parameters (not validated: a width is
-/// computed for any value).
-pub fn cost(p: &Params) -> Cost {
+/// The storage bits of a unit with these parameters, or the parameter that no
+/// unit can have ([`Params::validate`]: the widths of an impossible unit, such
+/// as one of 0 or 6 rows, mean nothing).
+pub fn cost(p: &Params) -> Result<Cost, events::ParamError> {
+    p.validate()?;
     let w = Widths::of(p);
     let rows = p.fmt_rows as u64;
     let rob = p.rob_entries as u64;
@@ -99,13 +101,13 @@ pub fn cost(p: &Params) -> Cost {
     add("error.bundle_counter", 1, w.bundle as u64, false);
     let table_bits = items.iter().filter(|i| i.table).map(|i| i.bits).sum();
     let total_bits = items.iter().map(|i| i.bits).sum();
-    Cost {
+    Ok(Cost {
         variant: p.variant,
         params: *p,
         items,
         table_bits,
         total_bits,
-    }
+    })
 }
 
 impl std::fmt::Display for Cost {
@@ -147,7 +149,7 @@ mod tests {
     #[test]
     fn fmt_default_bits_by_hand() {
         // 64 rows, ROB 128 (7-bit ids), 16-bit locals, 48-bit globals.
-        let c = cost(&p(Variant::Fmt));
+        let c = cost(&p(Variant::Fmt)).unwrap();
         assert_eq!(c.bits_of("rows.rob_id"), 64 * 7);
         assert_eq!(c.bits_of("rows.penalty"), 64 * 16);
         assert_eq!(c.bits_of("rows.l1i_l2i_itlb"), 64 * 48);
@@ -167,7 +169,7 @@ mod tests {
 
     #[test]
     fn sfmt_default_bits_by_hand() {
-        let c = cost(&p(Variant::Sfmt));
+        let c = cost(&p(Variant::Sfmt)).unwrap();
         assert_eq!(c.bits_of("rows.l1i_l2i_itlb"), 0);
         assert_eq!(c.bits_of("sfmt.shared_i"), 48);
         assert_eq!(c.bits_of("sfmt.imiss_bits"), 128);
@@ -178,8 +180,8 @@ mod tests {
 
     #[test]
     fn sfmt_table_is_a_fraction_of_fmt() {
-        let f = cost(&p(Variant::Fmt));
-        let s = cost(&p(Variant::Sfmt));
+        let f = cost(&p(Variant::Fmt)).unwrap();
+        let s = cost(&p(Variant::Sfmt)).unwrap();
         assert!(
             s.table_bits * 2 < f.table_bits,
             "{} vs {}",
@@ -199,7 +201,7 @@ mod tests {
             global_bits: 8,
             ..p(Variant::Sfmt)
         };
-        let c = cost(&params);
+        let c = cost(&params).unwrap();
         assert_eq!(c.bits_of("rows.rob_id"), 12);
         assert_eq!(c.bits_of("rows.penalty"), 4);
         assert_eq!(c.bits_of("rows.mispredict_done"), 8);
@@ -212,9 +214,47 @@ mod tests {
         assert_eq!(c.bits_of("globals.counters"), 80);
     }
 
+    /// No width is made up for a unit that cannot exist.
+    #[test]
+    fn impossible_parameters_have_no_cost() {
+        for (name, q) in [
+            (
+                "fmt_rows",
+                Params {
+                    fmt_rows: 0,
+                    ..p(Variant::Fmt)
+                },
+            ),
+            (
+                "fmt_rows",
+                Params {
+                    fmt_rows: 6,
+                    ..p(Variant::Fmt)
+                },
+            ),
+            (
+                "rob_entries",
+                Params {
+                    rob_entries: 0,
+                    ..p(Variant::Sfmt)
+                },
+            ),
+            (
+                "local_bits",
+                Params {
+                    local_bits: 0,
+                    ..p(Variant::Fmt)
+                },
+            ),
+        ] {
+            let e = cost(&q).unwrap_err();
+            assert_eq!(e.name, name, "{e}");
+        }
+    }
+
     #[test]
     fn cost_serializes_with_totals() {
-        let c = cost(&p(Variant::Sfmt));
+        let c = cost(&p(Variant::Sfmt)).unwrap();
         let v: serde_json::Value = serde_json::to_value(&c).unwrap();
         assert_eq!(v["variant"], "sfmt");
         assert_eq!(v["table_bits"], 1776);

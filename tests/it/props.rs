@@ -801,6 +801,40 @@ fn stress_reaches_every_behaviour_through_the_checker() {
     }
 }
 
+/// The full table at large sizes: the `fill` mix through the checker at the
+/// default 64 rows and at 128 and 256 (ROB twice the rows), where the pointers
+/// wrap over one, two and four words of the row vectors, with the invariants
+/// checked every cycle; every behaviour the stress mix reaches is reached here
+/// too, the row limit included.
+#[test]
+fn fill_reaches_the_full_table_at_large_sizes_through_the_checker() {
+    for (rows, widths) in [(64u32, 4u32), (128, 8), (256, 8)] {
+        for variant in [Variant::Fmt, Variant::Sfmt] {
+            let seed = 20 + rows as u64;
+            let p = Params {
+                fmt_rows: rows,
+                rob_entries: 2 * rows,
+                fetch_width: widths,
+                dispatch_width: widths,
+                retire_width: widths,
+                ..Params::default()
+            }
+            .with_variant(variant);
+            let r =
+                run_legal(p, &GenConfig::fill(), seed, 30_000).unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                r.cov.no_free_row > 100 && r.cov.fetch_took_last_row > 10,
+                "seed {seed} {variant} rows {rows}: the table never filled: {:?}",
+                r.cov.items()
+            );
+            assert!(
+                r.view.counters.get(Counter::Retired) > 3_000,
+                "seed {seed} {variant} rows {rows}: too little progress"
+            );
+        }
+    }
+}
+
 /// A case proptest once shrank to (kept in `tests/proptest-regressions/props.txt`
 /// as well): a sparse-branch mix (2% branches) with a quiet frontend (no I-miss
 /// episodes, no redirects, no flushes) and frequent blocked heads, default

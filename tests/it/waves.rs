@@ -423,7 +423,7 @@ fn committed_layout_is_what_cpistack_writes() {
 /// GTKWave loads each save file `cpistack waves` writes, with the scenario
 /// VCD it names, without a warning and showing every trace: for the default
 /// layout (`mispredict`, default parameters) and for a run of one scenario of
-/// other parameters (`no_free_row`: 2 rows, 4-entry ROB), whose layout once
+/// other parameters (`no_free_row`: 2 rows), whose layout once
 /// named a `mispredict.vcd` that was not written.
 #[test]
 fn gtkwave_loads_each_layout_without_warning() {

@@ -147,6 +147,32 @@ fn small_tables_still_make_progress_and_fill_up() {
     }
 }
 
+/// The `fill` preset reaches the full table and the last free row at the
+/// default 64 rows and at 128 and 256 (ROB twice the rows, widths 4 and 8),
+/// which `realistic` and `stress` never do.
+#[test]
+fn fill_mix_fills_large_tables() {
+    for (rows, widths) in [(64, 4), (128, 8), (256, 8)] {
+        for variant in [Variant::Fmt, Variant::Sfmt] {
+            let seed = rows as u64;
+            let p = params(2 * rows, rows, widths).with_variant(variant);
+            let (cov, g, retired) = run(p, GenConfig::fill(), seed, 40_000);
+            eprintln!(
+                "seed {seed} rows {rows}: no free row {} cycles, last row taken {} times, {retired} retired",
+                cov.no_free_row, cov.fetch_took_last_row
+            );
+            assert!(
+                retired > 4_000,
+                "seed {seed} rows {rows}: {retired} retired"
+            );
+            assert!(cov.no_free_row > 100, "seed {seed} rows {rows}");
+            assert!(cov.fetch_took_last_row > 10, "seed {seed} rows {rows}");
+            assert!(cov.mispredicts > 0, "seed {seed} rows {rows}");
+            assert!(g.stats().row_limited_fetches > 0, "seed {seed} rows {rows}");
+        }
+    }
+}
+
 #[test]
 fn realistic_mix_matches_its_description() {
     let seed = 42;
