@@ -445,6 +445,8 @@ impl<S: InstrSource> Core<S> {
             self.stats.cycles += 1;
             if self.tail - self.head == self.g.rob {
                 self.stats.rob_full_cycles += 1;
+            } else if self.lsq == self.g.lsq {
+                self.stats.lsq_full_cycles += 1;
             }
         }
         self.retire(counting);

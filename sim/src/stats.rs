@@ -48,6 +48,10 @@ pub struct Stats {
     pub wrong_path_dispatched: u64,
     /// Cycles with a full ROB.
     pub rob_full_cycles: u64,
+    /// Cycles with a full load/store queue and a ROB not full: dispatch stops
+    /// at the next memory instruction, a backend stall that the unit's
+    /// ROB-full detection does not see (docs/accuracy.md, the machine sweep).
+    pub lsq_full_cycles: u64,
 }
 
 impl Stats {

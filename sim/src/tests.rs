@@ -257,6 +257,28 @@ fn dtlb_misses_show_at_the_head() {
     assert!(heads[HeadCause::Dtlb as usize] > 1000, "{heads:?}");
 }
 
+/// A load/store queue smaller than the memory instructions a full ROB holds
+/// fills first: the backend stalls with the ROB not full (`lsq_full_cycles`),
+/// and with a large enough queue the same stall shows as a full ROB.
+#[test]
+fn a_small_load_store_queue_fills_before_the_rob() {
+    let mut cycles = vec![];
+    for lsq in [16, 64] {
+        let mut cfg = Config::default();
+        cfg.core.lsq_entries = lsq;
+        let mut core = crate::workload_core(&cfg, "l1d", 1).unwrap();
+        core.set_warmup(2000);
+        run_checked(&mut core, &cfg, 20_000, 2_000_000);
+        let st = core.stats();
+        cycles.push((st.lsq_full_cycles, st.rob_full_cycles, st.cycles));
+    }
+    let [(lsq16, rob16, n16), (lsq64, rob64, n64)] = cycles[..] else {
+        unreachable!()
+    };
+    assert!(lsq16 > n16 / 2 && rob16 < n16 / 10, "{cycles:?}");
+    assert!(lsq64 == 0 && rob64 > n64 / 2, "{cycles:?}");
+}
+
 #[test]
 fn rob_fills_behind_a_long_miss() {
     let cfg = Config::default();
