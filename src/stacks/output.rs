@@ -157,6 +157,16 @@ fn seeds(r: &Report) -> String {
     }
 }
 
+/// `x`, or 0 when it rounds to zero at `decimals` (a tiny negative
+/// component, a cycle or two, would print as `-0.0`).
+fn no_minus_zero(x: f64, decimals: i32) -> f64 {
+    if (x * 10f64.powi(decimals)).round() == 0.0 {
+        0.0
+    } else {
+        x
+    }
+}
+
 /// Width of the name column of the text tables: the longest name, at least 24.
 fn name_width(r: &Report) -> usize {
     r.studies
@@ -187,7 +197,11 @@ pub fn text(r: &Report) -> String {
     for st in &r.studies {
         let _ = write!(s, "{:<w$} {:>6.3} ", st.name, st.cpi);
         for k in 0..NCOMP {
-            let _ = write!(s, "{:>8.1}", st.share("reference", comp_of(k)));
+            let _ = write!(
+                s,
+                "{:>8.1}",
+                no_minus_zero(st.share("reference", comp_of(k)), 1)
+            );
         }
         let _ = writeln!(s, " {:>6.2}", 100.0 * st.overlap.fraction);
     }
@@ -243,7 +257,11 @@ fn study_table(st: &Study) -> String {
     for m in METHODS {
         let _ = write!(s, "<tr><td>{m}</td>");
         for k in 0..NCOMP {
-            let _ = write!(s, "<td>{:.1}</td>", st.share(m, comp_of(k)));
+            let _ = write!(
+                s,
+                "<td>{:.1}</td>",
+                no_minus_zero(st.share(m, comp_of(k)), 1)
+            );
         }
         let e = st
             .errors_pp
@@ -287,15 +305,18 @@ pub fn html(r: &Report) -> String {
          accounting. The reference (the paper's section 5.2) runs the same instruction \
          stream with every structure idealised, then makes them real one at a time \
          (long-latency units, L1 D-cache, branch predictor, L1 I, L2 I, I-TLB, L2 D, D-TLB; \
-         the inverse order does L2 D and D-TLB before the instruction side); each component \
-         is the extra cycles. A method's error on a workload is the largest difference, \
-         over the components, between its share of the cycles and the reference's, in \
-         percentage points. {} instructions per run after {} of warm-up{}.</p>",
+         the long-latency step is this project's, the paper's base keeps real functional \
+         units; the inverse order does L2 D and D-TLB before the instruction side); each \
+         component is the extra cycles. A method's error on a workload is the largest \
+         difference, over the components, between its share of the cycles and the \
+         standard-order reference's, in percentage points (docs/accuracy.md defines each \
+         method and discusses what the comparison depends on). {} instructions per run \
+         after {} of warm-up{}.</p>",
         r.instructions,
         r.warmup,
         seeds(r)
     );
-    s.push_str("<h2>Summary: error in percentage points (avg / max over workloads)</h2>\n<table><tr><th>set</th>");
+    s.push_str("<h2>Summary: error against the standard-order reference, percentage points (avg / max over the workloads)</h2>\n<table><tr><th>set</th>");
     for m in COMPARED {
         let _ = write!(s, "<th>{m}</th>");
     }
@@ -313,7 +334,8 @@ pub fn html(r: &Report) -> String {
         let _ = write!(s, "<tr><td>{label}</td>");
         for m in COMPARED {
             let v = &sum[m];
-            let _ = write!(s, "<td>{:.2} / {:.2}</td>", v.avg_error_pp, v.max_error_pp);
+            // three decimals: a target such as 2.5 is not met by 2.503
+            let _ = write!(s, "<td>{:.3} / {:.3}</td>", v.avg_error_pp, v.max_error_pp);
         }
         s.push_str("</tr>\n");
     }
@@ -331,7 +353,11 @@ pub fn html(r: &Report) -> String {
          <img src=\"errors.svg\" alt=\"errors\">\n\
          <h2>Penalty per event (Figures 4, 6, 9) and overlap (Table 1)</h2>\n\
          <p>Average cycles charged per committed L1 I-miss, per misprediction and per L2 \
-         D-miss by each method (the naive method per event on all paths). The overlap is \
+         D-miss by each method (the naive method per event on all paths). The committed \
+         count leaves out the I-misses the wrong path started, whose lines the correct path \
+         may still wait for: a method that counts waits shows more than the miss latency \
+         per L1 I-miss for that reason. The reference's cost per misprediction includes \
+         decode redirects (perfect prediction removes both). The overlap is \
          the share of cycles in which a frontend penalty (a fetch stall, a refill after a \
          misprediction, or a mispredicted branch waiting to resolve) coincides with a full \
          ROB whose head waits on an L2 D-miss or a D-TLB miss.</p>\n\
@@ -579,7 +605,11 @@ pub mod svg {
             }
             s.push_str("</text>\n");
         }
-        legend(&mut s, plot_r + 10.0, top, &COMPONENTS, &COLOURS);
+        // top to bottom as the bars stack: the last component on top
+        let (mut names, mut colours) = (COMPONENTS, COLOURS);
+        names.reverse();
+        colours.reverse();
+        legend(&mut s, plot_r + 10.0, top, &names, &colours);
         s.push_str("</svg>\n");
         s
     }
@@ -757,7 +787,7 @@ pub mod svg {
             .map(|m| METHOD_COLOURS[METHODS.iter().position(|x| x == m).unwrap_or(0)])
             .collect();
         grouped(
-            "Max component error against the reference (percentage points)",
+            "Max component error against the standard-order reference (percentage points)",
             "",
             &names,
             &COMPARED,
@@ -1421,4 +1451,24 @@ pub fn xml_well_formed(s: &str) -> std::result::Result<(), String> {
     roxmltree::Document::parse(s)
         .map(|_| ())
         .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::no_minus_zero;
+
+    /// A component of a cycle or two below zero prints as 0.0, not -0.0; a
+    /// real negative share keeps its sign.
+    #[test]
+    fn shares_that_round_to_zero_print_without_a_sign() {
+        for (x, want) in [
+            (-0.04, "0.0"),
+            (-0.0, "0.0"),
+            (0.04, "0.0"),
+            (-0.06, "-0.1"),
+            (-3.2, "-3.2"),
+        ] {
+            assert_eq!(format!("{:.1}", no_minus_zero(x, 1)), want, "{x}");
+        }
+    }
 }
