@@ -185,10 +185,11 @@ pub fn text(points: &[(Point, Report)]) -> String {
     };
     let _ = writeln!(
         s,
-        "Sweep: {} instructions after {} of warm-up per run, {} studies per point; error = max over components of |share - reference share| (pp), average / maximum over the studies",
+        "Sweep: {} instructions after {} of warm-up per run, {} {} per point; error = max over components of |share - reference share| (pp) against the standard-order reference, average / maximum over the studies",
         r0.instructions,
         r0.warmup,
-        r0.studies.len()
+        r0.studies.len(),
+        if r0.studies.len() == 1 { "study" } else { "studies" }
     );
     let w = points
         .iter()
