@@ -357,7 +357,8 @@ pub fn html(r: &Report) -> String {
          count leaves out the I-misses the wrong path started, whose lines the correct path \
          may still wait for: a method that counts waits shows more than the miss latency \
          per L1 I-miss for that reason. The reference's cost per misprediction includes \
-         decode redirects (perfect prediction removes both). The overlap is \
+         decode redirects (perfect prediction removes both). A bar marked n/a has no \
+         such event in that run; a zero is drawn one pixel high. The overlap is \
          the share of cycles in which a frontend penalty (a fetch stall, a refill after a \
          misprediction, or a mispredicted branch waiting to resolve) coincides with a full \
          ROB whose head waits on an L2 D-miss or a D-TLB miss.</p>\n\
@@ -729,16 +730,30 @@ pub mod svg {
         for (i, name) in groups.iter().enumerate() {
             let gx = left + 8.0 + i as f64 * group;
             for j in 0..series.len() {
+                let x = gx + j as f64 * bar;
                 let Some(v) = value(i, j).filter(|v| v.is_finite()) else {
+                    // no value (no such event in that run): said, so that it
+                    // does not read as a zero
+                    if any {
+                        let _ = writeln!(
+                            s,
+                            "<text transform=\"translate({:.1},{:.1}) rotate(-90)\" font-size=\"8\" fill=\"#999\"><title>{} {}: no such event</title>n/a</text>",
+                            x + bar - 2.0,
+                            y0 - 2.0,
+                            esc(name),
+                            series[j]
+                        );
+                    }
                     continue;
                 };
                 let c = v.clamp(lo, hi);
+                // a zero (or a value under a pixel) still shows, as a 1-pixel bar
                 let (y, hh) = if c >= 0.0 {
-                    (y0 - c * scale, c * scale)
+                    let hh = (c * scale).max(1.0);
+                    (y0 - hh, hh)
                 } else {
-                    (y0, -c * scale)
+                    (y0, (-c * scale).max(1.0))
                 };
-                let x = gx + j as f64 * bar;
                 if v > hi {
                     clip_label(&mut s, x + bar - 2.0, y - 2.0, &format!("{v:.0}"));
                 } else if v < lo {
@@ -949,7 +964,23 @@ pub mod svg {
                 "{y_neg} {y_pos} {h_pos}"
             );
             assert!((h_pos / h_neg - 2.0).abs() < 0.01, "{h_pos} {h_neg}");
-            assert!(!neg.contains("NaN") && !neg.contains("w2 a:"), "{neg}");
+            // a value that is not there is marked n/a, not drawn
+            assert!(!neg.contains("NaN"), "{neg}");
+            assert!(
+                neg.contains("<title>w2 a: no such event</title>n/a</text>"),
+                "{neg}"
+            );
+            assert_eq!(neg.matches("<title>w2 a:").count(), 1, "{neg}");
+            // (a panel with no value at all says so once, with no n/a per bar)
+            assert!(!empty.contains("n/a"), "{empty}");
+            // a zero stands one pixel high on the zero line
+            let (y_zero, h_zero) = bar(&zero, "w0");
+            assert_eq!(h_zero, 1.0, "{zero}");
+            let (y_one, h_one) = bar(&chart(&[Some(0.0), Some(1.0)], 100.0), "w1");
+            assert!(
+                (y_zero + 1.0 - (y_one + h_one)).abs() < 0.01,
+                "{y_zero} {y_one} {h_one}"
+            );
 
             let tiny = chart(&[Some(2e-7), Some(1e-7)], 100.0);
             let t = ticks(&tiny);
