@@ -247,6 +247,8 @@ pub struct Core<S: InstrSource> {
     counted_retired: u64,
     last_commit: u64,
     stats: Stats,
+    /// Digest of the committed instruction stream (see [`Core::stream_digest`]).
+    digest: u64,
 }
 
 impl<S: InstrSource> Core<S> {
@@ -358,6 +360,7 @@ impl<S: InstrSource> Core<S> {
             counted_retired: 0,
             last_commit: 0,
             stats: Stats::default(),
+            digest: 0,
             g,
         };
         core.peek()?;
@@ -416,6 +419,15 @@ impl<S: InstrSource> Core<S> {
     }
     pub fn stats(&self) -> &Stats {
         &self.stats
+    }
+    /// A digest of every instruction committed so far, warm-up included, in
+    /// order: its pc, its branch outcome (next pc) and its memory address. Two
+    /// runs of one source that committed the same instructions have the same
+    /// digest whatever their timing, so runs with different idealisations can
+    /// be checked to have executed the same program path (a source that let
+    /// the wrong path or the timing change what commits would differ).
+    pub fn stream_digest(&self) -> u64 {
+        self.digest
     }
     /// The source ran dry and everything fetched from it has committed.
     pub fn finished(&self) -> bool {
@@ -536,6 +548,7 @@ impl<S: InstrSource> Core<S> {
             if u.is_mem() {
                 self.lsq -= 1;
             }
+            self.digest = stream_mix(self.digest, u.pc, u.actual_next, u.addr);
             if counting {
                 let s = &mut self.stats;
                 s.instructions += 1;
@@ -1439,4 +1452,14 @@ impl MaxNext for Level {
             Level::Next
         }
     }
+}
+
+/// One committed instruction folded into a stream digest (a multiply-xorshift
+/// mix of its fields: order-sensitive, and any one field changed changes it).
+fn stream_mix(h: u64, pc: u64, next: u64, addr: u64) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut x = h ^ pc.wrapping_mul(K);
+    x = (x ^ (x >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ next;
+    x = (x ^ (x >> 32)).wrapping_mul(0x94d0_49bb_1331_11eb) ^ addr.rotate_left(17);
+    x ^ (x >> 31)
 }

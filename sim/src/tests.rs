@@ -257,6 +257,28 @@ fn dtlb_misses_show_at_the_head() {
     assert!(heads[HeadCause::Dtlb as usize] > 1000, "{heads:?}");
 }
 
+/// The stream digest follows what commits, not when: the same workload
+/// under another idealisation (other timing, other wrong paths) has the same
+/// digest, another seed (another program) or a longer run another.
+#[test]
+fn the_stream_digest_depends_on_what_commits_only() {
+    let digest = |seed: u64, ideal: &str, n: u64| {
+        let cfg = Config {
+            ideal: crate::Ideal::parse_list(ideal).unwrap(),
+            ..Config::default()
+        };
+        let mut core = crate::workload_core(&cfg, "server", seed).unwrap();
+        core.set_warmup(1_000);
+        core.run(n, &mut []).unwrap();
+        core.stream_digest()
+    };
+    let d = digest(1, "none", 5_000);
+    assert_eq!(d, digest(1, "all", 5_000));
+    assert_eq!(d, digest(1, "bpred,l2d", 5_000));
+    assert_ne!(d, digest(2, "none", 5_000));
+    assert_ne!(d, digest(1, "none", 5_001));
+}
+
 /// A load/store queue smaller than the memory instructions a full ROB holds
 /// fills first: the backend stalls with the ROB not full (`lsq_full_cycles`),
 /// and with a large enough queue the same stall shows as a full ROB.

@@ -221,11 +221,18 @@ pub struct RealRun {
     pub power5: Power5,
     #[serde(skip)]
     pub overlap: Overlap,
+    /// [`sim::Core::stream_digest`] at the end of the run.
+    #[serde(skip)]
+    pub digest: u64,
 }
 
 #[derive(Clone, Debug)]
 enum Outcome {
-    Ideal { cycles: u64, instructions: u64 },
+    Ideal {
+        cycles: u64,
+        instructions: u64,
+        digest: u64,
+    },
     Real(Box<RealRun>),
 }
 
@@ -239,6 +246,7 @@ fn run_job(src: &Source, s: &Settings, mask: Mask) -> Result<Outcome> {
         return Ok(Outcome::Ideal {
             cycles: st.cycles,
             instructions: st.instructions,
+            digest: core.stream_digest(),
         });
     }
     let p = cfg.unit_params();
@@ -258,6 +266,7 @@ fn run_job(src: &Source, s: &Settings, mask: Mask) -> Result<Outcome> {
         sfmt: sfmt.0.view().counters,
         power5: p5,
         overlap: ov,
+        digest: core.stream_digest(),
     })))
 }
 
@@ -538,14 +547,14 @@ fn study(
     src: &Source,
     s: &Settings,
     real: &RealRun,
-    ideal: &BTreeMap<Mask, (u64, u64)>,
+    ideal: &BTreeMap<Mask, (u64, u64, u64)>,
 ) -> Result<Study> {
     let st = &real.stats;
     let cycles = st.cycles;
     // the same committed stream: every run measured the same instructions (up to
     // the last retire group)
     let rw = s.cfg.core.retire_width as u64;
-    for (&m, &(_, n)) in ideal {
+    for (&m, &(_, n, digest)) in ideal {
         if n < st.instructions.saturating_sub(rw - 1) || n > st.instructions + rw - 1 {
             bail!(
                 "{}: the idealised run ({}) measured {n} instructions, the real run {}",
@@ -554,10 +563,20 @@ fn study(
                 st.instructions
             );
         }
+        // ... and the same instructions, in the same order, with the same
+        // branch outcomes and addresses, warm-up included
+        if digest != real.digest {
+            bail!(
+                "{}: the idealised run ({}) committed other instructions than the real run (stream digest {digest:#018x} against {:#018x}): the reference would compare two programs",
+                src.name(),
+                ideal_name(m),
+                real.digest
+            );
+        }
     }
     let ideal_runs: BTreeMap<String, u64> = ideal
         .iter()
-        .map(|(&m, &(c, _))| (ideal_name(m), c))
+        .map(|(&m, &(c, _, _))| (ideal_name(m), c))
         .collect();
     let mut stacks = reference_stacks(cycles, &ideal_runs)
         .with_context(|| format!("{}: the reference", src.name()))?;
@@ -660,15 +679,16 @@ pub fn run_study(
             .collect()
     });
     let mut real: Vec<Option<RealRun>> = vec![None; sources.len()];
-    let mut ideal: Vec<BTreeMap<Mask, (u64, u64)>> = vec![BTreeMap::new(); sources.len()];
+    let mut ideal: Vec<BTreeMap<Mask, (u64, u64, u64)>> = vec![BTreeMap::new(); sources.len()];
     for (j, o) in work.iter().zip(outcomes) {
         match o? {
             Outcome::Real(r) => real[j.source] = Some(*r),
             Outcome::Ideal {
                 cycles,
                 instructions,
+                digest,
             } => {
-                ideal[j.source].insert(j.mask, (cycles, instructions));
+                ideal[j.source].insert(j.mask, (cycles, instructions, digest));
             }
         }
     }
@@ -908,6 +928,37 @@ mod tests {
         )
         .expect("the arguments parse");
         sources(&cli.a)
+    }
+
+    /// The reference compares runs of one committed stream: an idealised run
+    /// whose stream digest differs from the real run's is refused, naming it.
+    #[test]
+    fn an_idealised_run_of_another_stream_is_refused() {
+        let src = Source::workload("fpmix", 1).unwrap();
+        let s = Settings {
+            cfg: sim::Config::default(),
+            instructions: 3_000,
+            warmup: 1_000,
+        };
+        let Outcome::Real(real) = run_job(&src, &s, 0).unwrap() else {
+            panic!("mask 0 is the real run")
+        };
+        let m = mask_of(&[Comp::L1d, Comp::Bpred]);
+        let Outcome::Ideal {
+            cycles,
+            instructions,
+            digest,
+        } = run_job(&src, &s, m).unwrap()
+        else {
+            panic!("an idealised run")
+        };
+        assert_eq!(digest, real.digest, "the same stream, another timing");
+        let ideal = BTreeMap::from([(m, (cycles, instructions, digest ^ 1))]);
+        let e = study(&src, &s, &real, &ideal).unwrap_err().to_string();
+        assert!(
+            e.starts_with("fpmix: the idealised run (bpred,l1d) committed other instructions"),
+            "{e}"
+        );
     }
 
     /// A study is named by its source, so a source named twice is refused
