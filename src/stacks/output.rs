@@ -276,7 +276,7 @@ fn study_table(st: &Study) -> String {
 
 /// `s` as text in HTML or SVG: `&`, `<`, `>` and `"` as entities (a study is
 /// named after its trace file, whose name may hold any of them).
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -842,11 +842,52 @@ pub mod svg {
             &|i, _| Some(100.0 * r.studies[i].overlap.fraction),
             100.0,
         ));
-        // stack the panels vertically in one SVG
+        stack_panels(&parts)
+    }
+
+    /// The sweep's chart (`cpistack sweep`): per machine, each compared
+    /// method's average error over the studies, then its maximum.
+    pub fn sweep(points: &[(&str, &Report)]) -> String {
+        let names: Vec<String> = points.iter().map(|(n, _)| n.to_string()).collect();
+        let colours: Vec<&str> = COMPARED
+            .iter()
+            .map(|m| METHOD_COLOURS[METHODS.iter().position(|x| x == m).unwrap_or(0)])
+            .collect();
+        let parts: Vec<String> = [
+            (
+                "Average error over the studies, per machine (percentage points)",
+                true,
+            ),
+            (
+                "Maximum error over the studies, per machine (percentage points)",
+                false,
+            ),
+        ]
+        .into_iter()
+        .map(|(title, avg)| {
+            grouped(
+                title,
+                "",
+                &names,
+                &COMPARED,
+                &colours,
+                &|i, j| {
+                    let x = points[i].1.summary.get(COMPARED[j])?;
+                    Some(if avg { x.avg_error_pp } else { x.max_error_pp })
+                },
+                40.0,
+            )
+        })
+        .collect();
+        stack_panels(&parts)
+    }
+
+    /// Whole SVG charts stacked vertically in one.
+    fn stack_panels(parts: &[String]) -> String {
         let mut w = 0.0f64;
         let mut h = 0.0f64;
         let mut body = String::new();
-        for p in &parts {
+        for p in parts {
             let (pw, ph) = size_of(p);
             let inner = p
                 .trim_end()

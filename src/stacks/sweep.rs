@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, ensure, Context, Result};
 
-use super::output::{check_dir, short, write_all, OUTPUT_FILES};
+use super::output::{check_dir, esc, short, svg, write_all, OUTPUT_FILES};
 use super::{run_study, sources, Report, Settings, StacksArgs, Summary, COMPARED};
 
 /// Arguments of `cpistack sweep`: `--vary` and everything `stacks` takes.
@@ -217,6 +217,75 @@ pub fn text(points: &[(Point, Report)]) -> String {
     s
 }
 
+/// The files of a sweep beside its points' directories.
+pub const SWEEP_FILES: [&str; 3] = ["sweep.csv", "sweep.svg", "index.html"];
+
+/// `sweep.svg`: each method's average and maximum error per point.
+pub fn sweep_svg(points: &[(Point, Report)]) -> String {
+    let v: Vec<(&str, &Report)> = points.iter().map(|(p, r)| (p.name.as_str(), r)).collect();
+    svg::sweep(&v)
+}
+
+/// `index.html`: the sweep's table and chart, each point linked to its own
+/// report.
+pub fn sweep_html(points: &[(Point, Report)]) -> String {
+    let mut s = String::from(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>cpistack: CPI-stack accuracy across machines</title><style>\
+         body{font-family:sans-serif;max-width:1300px;margin:1em auto;padding:0 1em;color:#222}\
+         table{border-collapse:collapse;margin:0.5em 0 1.5em 0;font-size:13px}\
+         td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}\
+         th{background:#f0f0f0} td:first-child{text-align:left}\
+         img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}</style></head><body>\n\
+         <h1>CPI-stack accuracy across machines</h1>\n",
+    );
+    let Some((_, r0)) = points.first() else {
+        s.push_str("</body></html>\n");
+        return s;
+    };
+    let _ = writeln!(
+        s,
+        "<p>The study of <code>cpistack stacks</code> on variants of the machine: the base \
+         machine, then one configuration key changed at a time. For each machine, each \
+         method's error (the largest difference, over the components, between its share of \
+         the cycles and the standard-order reference's, in percentage points), averaged \
+         and maximised over the {} {} ({} instructions per run after {} of warm-up). Each \
+         point links to its own report.</p>",
+        r0.studies.len(),
+        if r0.studies.len() == 1 {
+            "study"
+        } else {
+            "studies"
+        },
+        r0.instructions,
+        r0.warmup
+    );
+    s.push_str("<table><tr><th>machine</th>");
+    for m in COMPARED {
+        let _ = write!(s, "<th>{m}</th>");
+    }
+    s.push_str("<th>FMT's worst study</th></tr>\n");
+    for (p, r) in points {
+        let _ = write!(
+            s,
+            "<tr><td><a href=\"{}/index.html\">{}</a></td>",
+            esc(&p.name),
+            esc(&p.name)
+        );
+        for m in COMPARED {
+            let x = &r.summary[m];
+            let _ = write!(s, "<td>{:.3} / {:.3}</td>", x.avg_error_pp, x.max_error_pp);
+        }
+        let _ = writeln!(s, "<td>{}</td></tr>", esc(worst(r, "fmt", None)));
+    }
+    s.push_str(
+        "</table>\n<p>avg / max over the studies. The naive methods' bars are clipped at \
+         40 points (the red label gives the value).</p>\n\
+         <img src=\"sweep.svg\" alt=\"error per machine\">\n</body></html>\n",
+    );
+    s
+}
+
 /// `cpistack sweep`.
 pub fn cmd(args: &SweepArgs) -> Result<()> {
     let a = &args.stacks;
@@ -245,7 +314,9 @@ pub fn cmd(args: &SweepArgs) -> Result<()> {
 
 fn run_points(args: &SweepArgs, pts: &[Point], srcs: &[super::Source]) -> Result<()> {
     let a = &args.stacks;
-    crate::paths::output_file(&a.out.join("sweep.csv"), "--out")?;
+    for f in SWEEP_FILES {
+        crate::paths::output_file(&a.out.join(f), "--out")?;
+    }
     for p in pts {
         for f in OUTPUT_FILES {
             crate::paths::output_file(&a.out.join(&p.name).join(f), "--out")?;
@@ -309,23 +380,33 @@ fn run_points(args: &SweepArgs, pts: &[Point], srcs: &[super::Source]) -> Result
         done.push((p.clone(), report));
     }
     bar.finish_and_clear();
-    std::fs::write(a.out.join("sweep.csv"), sweep_csv(&done))
-        .with_context(|| format!("writing {}", a.out.join("sweep.csv").display()))?;
+    for (f, text) in SWEEP_FILES.iter().zip(render(&done)) {
+        let p = a.out.join(f);
+        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+    }
     check_sweep(&a.out)?;
     print!("{}", text(&done));
     eprintln!(
-        "{} points ({distinct} machines), {runs} runs in {:.1} s; wrote sweep.csv and one directory per point to {}",
+        "{} points ({distinct} machines), {runs} runs in {:.1} s; wrote {} and one directory per point to {}",
         done.len(),
         start.elapsed().as_secs_f64(),
+        SWEEP_FILES.join(", "),
         a.out.display()
     );
     Ok(())
 }
 
+/// The text of each of [`SWEEP_FILES`], in that order.
+fn render(points: &[(Point, Report)]) -> [String; 3] {
+    [sweep_csv(points), sweep_svg(points), sweep_html(points)]
+}
+
 /// Check a sweep directory: `sweep.csv` is well-formed and starts with the
-/// base point, each point's directory passes [`check_dir`], and each row is
-/// its point's summary (and worst study) as `stacks.json` holds it. The
-/// number of points.
+/// base point, each point's directory passes [`check_dir`], each row is
+/// its point's summary (and worst study) as `stacks.json` holds it, each
+/// point is the base machine with its key changed and the same study, and
+/// `sweep.svg` and `index.html` are what the points render. The number of
+/// points.
 pub fn check_sweep(dir: &Path) -> Result<usize> {
     let p = dir.join("sweep.csv");
     let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
@@ -364,6 +445,7 @@ pub fn check_sweep(dir: &Path) -> Result<usize> {
         "sweep.csv: no rows, or the first point is not `base`"
     );
     let mut base_cfg: Option<(sim::Config, Study)> = None;
+    let mut points: Vec<(Point, Report)> = Vec::new();
     for (name, rows) in &groups {
         let sub: PathBuf = dir.join(name);
         ensure!(
@@ -374,17 +456,15 @@ pub fn check_sweep(dir: &Path) -> Result<usize> {
         check_dir(&sub).with_context(|| format!("point {name} ({})", sub.display()))?;
         let r: Report = serde_json::from_str(&std::fs::read_to_string(sub.join("stacks.json"))?)
             .with_context(|| format!("point {name}: stacks.json"))?;
-        let want = sweep_csv(&[(
-            Point {
-                name: name.clone(),
-                set: (name != "base").then(|| {
-                    let (k, v) = name.split_once('=').unwrap_or((name, ""));
-                    (k.to_string(), v.to_string())
-                }),
-                cfg: r.config.clone(),
-            },
-            r.clone(),
-        )]);
+        let point = Point {
+            name: name.clone(),
+            set: (name != "base").then(|| {
+                let (k, v) = name.split_once('=').unwrap_or((name, ""));
+                (k.to_string(), v.to_string())
+            }),
+            cfg: r.config.clone(),
+        };
+        let want = sweep_csv(&[(point.clone(), r.clone())]);
         let want: Vec<&str> = want.lines().skip(1).collect();
         ensure!(
             rows.len() == want.len(),
@@ -422,6 +502,17 @@ pub fn check_sweep(dir: &Path) -> Result<usize> {
                 );
             }
         }
+        points.push((point, r));
+    }
+    // the chart and the page are what the points render
+    for (f, want) in SWEEP_FILES.iter().zip(render(&points)).skip(1) {
+        let p = dir.join(f);
+        let got =
+            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+        ensure!(
+            got == want,
+            "{f}: not what the points' stacks.json render (a chart or page of another sweep, or edited)"
+        );
     }
     Ok(groups.len())
 }

@@ -546,6 +546,19 @@ fn sweep_writes_every_point_and_its_check_finds_what_was_changed() {
     std::fs::write(out.join("sweep.csv"), &bad).unwrap();
     expect_err("a changed number", "sweep.csv: line 2 is `base,,,all,fmt,9");
     std::fs::write(out.join("sweep.csv"), &csv).unwrap();
+    // the page or the chart edited, or another sweep's
+    for f in ["index.html", "sweep.svg"] {
+        let orig = read(f);
+        std::fs::write(
+            out.join(f),
+            orig.replace("core.rob_entries=64", "core.rob_entries=65"),
+        )
+        .unwrap();
+        expect_err(f, &format!("{f}: not what the points' stacks.json render"));
+        std::fs::write(out.join(f), &orig).unwrap();
+    }
+    assert!(read("index.html").contains("<a href=\"core.rob_entries=64/index.html\">"));
+    sweep::check_sweep(&out).unwrap();
     // a point's files missing
     let p64 = out.join("core.rob_entries=64");
     std::fs::rename(&p64, d.join("moved")).unwrap();
