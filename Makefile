@@ -131,6 +131,9 @@ stacks-smoke: release
 	$(BIN) sweep --workloads balanced,mlp --instructions 20000 --warmup 10000 --vary core.rob_entries=64,128 --vary memory_latency=100 --out target/sweep-smoke > /dev/null
 	$(BIN) sweep --check-only --out target/sweep-smoke
 	! $(BIN) sweep --vary core.rob_entries=0 --out target/sweep-bad 2>/dev/null
+	@# a sweep that fails in its runs (a trace of 10 instructions) leaves no directory behind
+	rm -rf target/sweep-bad; head -c 640 /dev/zero > target/ten.champsimtrace
+	! $(BIN) sweep --workloads none --traces target/ten.champsimtrace --instructions 1000 --vary core.rob_entries=64 --out target/sweep-bad/deep 2>/dev/null
 	test ! -e target/sweep-bad
 
 ## paper: the paper's evaluation (section 5.2, Figures 4, 6, 9, 11, 12, Table 1)

@@ -20,7 +20,7 @@ use super::{run_study, sources, Report, Settings, StacksArgs, Summary, COMPARED}
 /// Arguments of `cpistack sweep`: `--vary` and everything `stacks` takes.
 #[derive(clap::Args, Debug, Clone)]
 #[command(mut_arg("out", |a| a.default_value("sweep").help("Output directory (created if missing): one subdirectory per point and sweep.csv")))]
-#[command(mut_arg("check_only", |a| a.help("Run nothing: check that `--out` holds a complete sweep (every point's `stacks` outputs, as `stacks --check-only` checks them, and a `sweep.csv` that holds their summaries)")))]
+#[command(mut_arg("check_only", |a| a.help("Run nothing: check that `--out` holds a complete sweep (every point's `stacks` outputs, as `stacks --check-only` checks them, and a `sweep.csv`, chart and page that hold their summaries; the only other option it takes is `--out`)")))]
 pub struct SweepArgs {
     /// A configuration key and the values it takes, `KEY=V1,V2,...` (e.g.
     /// `core.rob_entries=64,256`; keys as `cpistack config --print` shows
@@ -49,7 +49,12 @@ pub const SWEEP_CSV_HEADER: &str =
 /// The points of a sweep: the base machine, then each `--vary` value in order.
 /// Every point is built and validated before anything runs; an error names
 /// the `--vary` option and the value.
-pub fn points(base: &sim::Config, vary: &[String], set: &[String]) -> Result<Vec<Point>> {
+pub fn points(
+    base: &sim::Config,
+    vary: &[String],
+    set: &[String],
+    ideal: Option<&str>,
+) -> Result<Vec<Point>> {
     let mut out = vec![Point {
         name: "base".into(),
         set: None,
@@ -74,6 +79,13 @@ pub fn points(base: &sim::Config, vary: &[String], set: &[String]) -> Result<Vec
         {
             bail!("--vary `{v}`: `{key}` is also fixed by --set `{s}`; give one of them");
         }
+        if let (Some(l), Some(x)) = (ideal, key.strip_prefix("ideal.")) {
+            let on = serde_json::to_value(sim::Ideal::parse_list(l)?)?;
+            ensure!(
+                on[x] != true,
+                "--vary `{v}`: `{key}` is also fixed by --ideal {l}; give one of them"
+            );
+        }
         let values: Vec<&str> = values.split(',').map(str::trim).collect();
         for (i, value) in values.iter().enumerate() {
             ensure!(!value.is_empty(), "--vary `{v}`: an empty value");
@@ -86,11 +98,18 @@ pub fn points(base: &sim::Config, vary: &[String], set: &[String]) -> Result<Vec
                 !value.contains(['/', '\\', '\0']) && !key.contains(['/', '\\', '\0']),
                 "--vary `{v}`: a key or value with a path separator cannot name a directory"
             );
-            let name = format!("{key}={value}");
+            let given = format!("{key}={value}");
             let mut cfg = base.clone();
-            cfg.set(&name)
+            cfg.set(&given)
                 .and_then(|()| cfg.validate())
-                .with_context(|| format!("--vary `{v}`: the point {name}"))?;
+                .with_context(|| format!("--vary `{v}`: the point {given}"))?;
+            // the point is named by the value as the configuration holds it
+            // (`064` is `64`, `"stride"` is `stride`): one value, one name
+            let value = canonical(&cfg, key)?;
+            let name = format!("{key}={value}");
+            if let Some(p) = out.iter().find(|p| p.name == name) {
+                bail!("--vary `{v}`: `{given}` is the point {} again", p.name);
+            }
             for w in cfg.warnings() {
                 if !base_warnings.contains(&w) {
                     eprintln!("warning: --vary point {name}: {w}");
@@ -98,7 +117,7 @@ pub fn points(base: &sim::Config, vary: &[String], set: &[String]) -> Result<Vec
             }
             out.push(Point {
                 name,
-                set: Some((key.to_string(), value.to_string())),
+                set: Some((key.to_string(), value)),
                 cfg,
             });
         }
@@ -108,6 +127,19 @@ pub fn points(base: &sim::Config, vary: &[String], set: &[String]) -> Result<Vec
         "nothing to vary: give at least one --vary KEY=V1,V2,..."
     );
     Ok(out)
+}
+
+/// The value of `key` in `cfg` as text: a number's digits, a string's
+/// characters, `true` or `false`.
+fn canonical(cfg: &sim::Config, key: &str) -> Result<String> {
+    let v = serde_json::to_value(cfg)?;
+    let at = v
+        .pointer(&format!("/{}", key.replace('.', "/")))
+        .with_context(|| format!("no configuration key `{key}`"))?;
+    Ok(match at {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    })
 }
 
 /// The studies each summary of `sweep.csv` is over: `all`, `workloads`,
@@ -199,7 +231,7 @@ pub fn text(points: &[(Point, Report)]) -> String {
         .max(24);
     let _ = write!(s, "{:<w$}", "point");
     for m in COMPARED {
-        let _ = write!(s, " {:>15}", short(m));
+        let _ = write!(s, " {:>17}", short(m));
     }
     let _ = writeln!(s, "  fmt worst");
     for (p, r) in points {
@@ -208,8 +240,8 @@ pub fn text(points: &[(Point, Report)]) -> String {
             let x = &r.summary[m];
             let _ = write!(
                 s,
-                " {:>15}",
-                format!("{:.2} / {:.2}", x.avg_error_pp, x.max_error_pp)
+                " {:>17}",
+                format!("{:.3} / {:.3}", x.avg_error_pp, x.max_error_pp)
             );
         }
         let _ = writeln!(s, "  {}", worst(r, "fmt", None));
@@ -302,12 +334,59 @@ pub fn cmd(args: &SweepArgs) -> Result<()> {
         return Ok(());
     }
     let base = a.machine.build()?;
-    let pts = points(&base, &args.vary, &a.machine.set)?;
+    let pts = points(
+        &base,
+        &args.vary,
+        &a.machine.set,
+        a.machine.ideal.as_deref(),
+    )?;
     let srcs = sources(a)?;
-    let made = crate::paths::create_dir_undoable(&a.out, "--out")?;
-    let r = run_points(args, &pts, &srcs);
+    // no output may be an input trace, the points' files included
+    for t in srcs.iter().filter_map(|s| match s {
+        super::Source::Trace(t) => Some(t),
+        super::Source::Workload { .. } => None,
+    }) {
+        for f in SWEEP_FILES {
+            crate::paths::refuse_overwrite(t, &a.out.join(f), "--out")?;
+        }
+        for p in &pts {
+            for f in OUTPUT_FILES {
+                crate::paths::refuse_overwrite(t, &a.out.join(&p.name).join(f), "--out")?;
+            }
+        }
+    }
+    // an earlier sweep's points beside this one's would read as one sweep
+    if let Ok(entries) = std::fs::read_dir(&a.out) {
+        let mut old: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().join("stacks.json").is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !pts.iter().any(|p| &p.name == n))
+            .collect();
+        old.sort();
+        if !old.is_empty() {
+            bail!(
+                "--out {} holds points that this sweep does not have ({}): remove them or give another --out",
+                a.out.display(),
+                old.join(", ")
+            );
+        }
+    }
+    // every directory made, so that a failed sweep leaves none of them empty
+    let mut made = vec![crate::paths::create_dir_undoable(&a.out, "--out")?];
+    let r = (|| {
+        for p in &pts {
+            made.push(crate::paths::create_dir_undoable(
+                &a.out.join(&p.name),
+                "--out",
+            )?);
+        }
+        run_points(args, &pts, &srcs)
+    })();
     if r.is_err() {
-        made.undo();
+        for m in made.into_iter().rev() {
+            m.undo();
+        }
     }
     r
 }
@@ -387,8 +466,9 @@ fn run_points(args: &SweepArgs, pts: &[Point], srcs: &[super::Source]) -> Result
     check_sweep(&a.out)?;
     print!("{}", text(&done));
     eprintln!(
-        "{} points ({distinct} machines), {runs} runs in {:.1} s; wrote {} and one directory per point to {}",
+        "{} points ({distinct} {}), {runs} runs in {:.1} s; wrote {} and one directory per point to {}",
         done.len(),
+        if distinct == 1 { "machine" } else { "machines" },
         start.elapsed().as_secs_f64(),
         SWEEP_FILES.join(", "),
         a.out.display()
@@ -443,6 +523,26 @@ pub fn check_sweep(dir: &Path) -> Result<usize> {
     ensure!(
         groups.first().is_some_and(|(n, _)| n == "base"),
         "sweep.csv: no rows, or the first point is not `base`"
+    );
+    ensure!(
+        groups.len() > 1,
+        "sweep.csv: only the base point (a sweep varies at least one key)"
+    );
+    // a report beside the points that sweep.csv does not list: a point of
+    // an earlier sweep, or one whose rows were removed
+    let mut extra: Vec<String> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("stacks.json").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !groups.iter().any(|(g, _)| g == n))
+        .collect();
+    extra.sort();
+    ensure!(
+        extra.is_empty(),
+        "{}: {} not in sweep.csv (a point of an earlier sweep, or one whose rows were removed)",
+        dir.display(),
+        extra.join(", ")
     );
     let mut base_cfg: Option<(sim::Config, Study)> = None;
     let mut points: Vec<(Point, Report)> = Vec::new();
@@ -533,9 +633,40 @@ mod tests {
     use super::*;
 
     fn pts(vary: &[&str], set: &[&str]) -> Result<Vec<Point>> {
+        pts_ideal(vary, set, None)
+    }
+
+    fn pts_ideal(vary: &[&str], set: &[&str], ideal: Option<&str>) -> Result<Vec<Point>> {
         let vary: Vec<String> = vary.iter().map(|s| s.to_string()).collect();
         let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
-        points(&sim::Config::default(), &vary, &set)
+        points(&sim::Config::default(), &vary, &set, ideal)
+    }
+
+    /// A point is named by its value as the configuration holds it, so one
+    /// value spelled two ways is one point, refused the second time.
+    #[test]
+    fn points_are_named_by_the_value_held() {
+        let p = pts(&["core.rob_entries=064", "prefetch.kind=\"stride\""], &[]).unwrap();
+        assert_eq!(p[1].name, "core.rob_entries=64");
+        assert_eq!(p[2].name, "prefetch.kind=stride");
+        assert_eq!(p[2].set, Some(("prefetch.kind".into(), "stride".into())));
+        let e = pts(&["core.rob_entries=64,064"], &[])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "--vary `core.rob_entries=64,064`: `core.rob_entries=064` is the point core.rob_entries=64 again"
+        );
+        let e = pts(&["prefetch.kind=stride,\"stride\""], &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is the point prefetch.kind=stride again"), "{e}");
+        // an idealisation fixed by --ideal is not varied
+        let e = pts_ideal(&["ideal.l1d=false"], &[], Some("l1d,bpred"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("also fixed by --ideal l1d,bpred"), "{e}");
+        assert!(pts_ideal(&["ideal.l2d=true"], &[], Some("l1d")).is_ok());
     }
 
     #[test]

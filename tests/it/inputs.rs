@@ -605,3 +605,66 @@ fn sweep_writes_every_point_and_its_check_finds_what_was_changed() {
     assert!(e.contains("studies other sources"), "{e}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A failed sweep leaves no directory it made; a sweep refuses an `--out`
+/// with another sweep's points and an output that is an input trace; and
+/// `--check-only` finds a point that `sweep.csv` does not list.
+#[test]
+fn sweep_cleans_up_refuses_old_points_and_finds_unlisted_ones() {
+    use cpistack::stacks::sweep::{self, SweepArgs};
+    let d = scratch("sweep-edges");
+    let t = tiny_trace(&d, 3_000);
+    let args = |out: PathBuf, vary: &[&str]| {
+        let mut a = SweepArgs {
+            vary: vary.iter().map(|s| s.to_string()).collect(),
+            stacks: stacks_args(out),
+        };
+        a.stacks.workloads = "balanced".into();
+        a
+    };
+    // the trace ends before the runs do: the error, and nothing left behind
+    let mut a = args(d.join("new/out"), &["core.rob_entries=64"]);
+    a.stacks.workloads = "none".into();
+    a.stacks.traces = vec![t.clone()];
+    a.stacks.instructions = 5_000;
+    let e = format!("{:#}", sweep::cmd(&a).unwrap_err());
+    assert!(
+        e.contains("the source ended after 3000 instructions"),
+        "{e}"
+    );
+    assert!(!d.join("new").exists());
+    // an output that is the input trace
+    let inside = d.join("o2/base");
+    std::fs::create_dir_all(&inside).unwrap();
+    std::fs::copy(&t, inside.join("penalties.csv")).unwrap();
+    let mut a = args(d.join("o2"), &["core.rob_entries=64"]);
+    a.stacks.trace = vec![inside.join("penalties.csv")];
+    let e = format!("{:#}", sweep::cmd(&a).unwrap_err());
+    assert!(e.contains("would overwrite the input file"), "{e}");
+    // a sweep, then another with other points into the same --out
+    let out = d.join("sw");
+    sweep::cmd(&args(
+        out.clone(),
+        &["core.rob_entries=64", "memory_latency=120"],
+    ))
+    .unwrap();
+    let e = format!(
+        "{:#}",
+        sweep::cmd(&args(out.clone(), &["core.rob_entries=64"])).unwrap_err()
+    );
+    assert!(
+        e.contains("holds points that this sweep does not have (memory_latency=120)"),
+        "{e}"
+    );
+    // the rows of one point removed from sweep.csv
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let fewer: String = csv
+        .lines()
+        .filter(|l| !l.starts_with("memory_latency"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(out.join("sweep.csv"), fewer).unwrap();
+    let e = format!("{:#}", sweep::check_sweep(&out).unwrap_err());
+    assert!(e.contains("memory_latency=120 not in sweep.csv"), "{e}");
+    let _ = std::fs::remove_dir_all(&d);
+}
