@@ -208,6 +208,14 @@ pub fn create_dir_undoable(dir: &Path, what: &str) -> Result<MadeDirs> {
         .ancestors()
         .filter(|a| !a.as_os_str().is_empty())
         .take_while(|a| std::fs::symlink_metadata(a).is_err())
+        // `a/..` names another directory than the one made (`a/../b` makes
+        // `a` and `b`)
+        .filter(|a| {
+            !matches!(
+                a.components().next_back(),
+                Some(std::path::Component::ParentDir | std::path::Component::CurDir)
+            )
+        })
         .map(Path::to_path_buf)
         .collect();
     create_dir(dir, what)?;
@@ -331,6 +339,11 @@ mod tests {
         std::fs::create_dir_all(d.join("x")).unwrap();
         create_dir_undoable(&d.join("x"), "--out").unwrap().undo();
         assert!(d.join("x").is_dir());
+        // a path through `..`: both directories made are removed
+        create_dir_undoable(&d.join("m/../n"), "--out")
+            .unwrap()
+            .undo();
+        assert!(!d.join("m").exists() && !d.join("n").exists());
         // a file written meanwhile keeps its directory and those above it
         let made = create_dir_undoable(&d.join("p/q"), "--out").unwrap();
         std::fs::write(d.join("p/q/f"), "").unwrap();

@@ -1452,19 +1452,26 @@ pub struct WavesCmdArgs {
     pub scenarios: Vec<String>,
 }
 
-/// Write `<out>/<scenario>.vcd` (FMT) and `<out>/<scenario>-sfmt.vcd` (sFMT) for
-/// every scenario; returns the files written.
-pub fn write_scenarios(a: &WavesCmdArgs) -> anyhow::Result<Vec<std::path::PathBuf>> {
+/// Every `--scenario` is a scenario of the table, named once.
+fn check_scenario_names(names: &[String]) -> anyhow::Result<()> {
     let all = crate::scenarios::all();
-    for (i, n) in a.scenarios.iter().enumerate() {
+    for (i, n) in names.iter().enumerate() {
         if !all.iter().any(|s| s.name == n) {
             let names: Vec<&str> = all.iter().map(|s| s.name).collect();
             anyhow::bail!("no scenario `{n}`; the scenarios are: {}", names.join(", "));
         }
-        if a.scenarios[..i].contains(n) {
+        if names[..i].contains(n) {
             anyhow::bail!("--scenario: `{n}` is named twice");
         }
     }
+    Ok(())
+}
+
+/// Write `<out>/<scenario>.vcd` (FMT) and `<out>/<scenario>-sfmt.vcd` (sFMT) for
+/// every scenario; returns the files written.
+pub fn write_scenarios(a: &WavesCmdArgs) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    check_scenario_names(&a.scenarios)?;
+    let all = crate::scenarios::all();
     let mut out = Vec::new();
     for sc in all
         .iter()
@@ -1490,6 +1497,8 @@ pub fn write_scenarios(a: &WavesCmdArgs) -> anyhow::Result<Vec<std::path::PathBu
 /// the scenarios written, else at the first one named, and has that
 /// scenario's register widths and rows.
 pub fn cmd(a: &WavesCmdArgs) -> anyhow::Result<()> {
+    // a bad name is found before --out is made
+    check_scenario_names(&a.scenarios)?;
     crate::paths::create_dir(&a.out, "--out")?;
     let mut files = write_scenarios(a)?;
     let shown = if a.scenarios.is_empty() || a.scenarios.iter().any(|n| n == "mispredict") {
@@ -1531,6 +1540,10 @@ mod tests {
         );
         let e = write_scenarios(&args(&["mispredict", "flush", "mispredict"])).unwrap_err();
         assert_eq!(e.to_string(), "--scenario: `mispredict` is named twice");
+        assert!(!out.exists());
+        // through the command: --out is not made either
+        let e = cmd(&args(&["nope"])).unwrap_err();
+        assert!(e.to_string().starts_with("no scenario `nope`"), "{e}");
         assert!(!out.exists());
     }
 

@@ -73,9 +73,9 @@ pub fn stacks_csv(r: &Report) -> String {
                     m,
                     c,
                     st.stacks[m][k],
-                    st.cpi_of(m, comp),
-                    st.share(m, comp),
-                    st.share("reference", comp),
+                    no_minus_zero(st.cpi_of(m, comp), 5),
+                    no_minus_zero(st.share(m, comp), 3),
+                    no_minus_zero(st.share("reference", comp), 3),
                     err
                 );
             }
@@ -557,11 +557,12 @@ pub mod svg {
                     if hgt > 0.0 {
                         let _ = writeln!(
                             s,
-                            "<rect x=\"{x:.1}\" y=\"{y:.2}\" width=\"{bar}\" height=\"{hgt:.2}\" fill=\"{}\"><title>{} {} {}: {p:.1}%</title></rect>",
+                            "<rect x=\"{x:.1}\" y=\"{y:.2}\" width=\"{bar}\" height=\"{hgt:.2}\" fill=\"{}\"><title>{} {} {}: {:.1}%</title></rect>",
                             COLOURS[k],
                             esc(&st.name),
                             m,
-                            COMPONENTS[k]
+                            COMPONENTS[k],
+                            super::no_minus_zero(p, 1)
                         );
                     }
                 }
