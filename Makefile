@@ -138,7 +138,7 @@ stacks-smoke: release
 
 ## paper: the paper's evaluation (section 5.2, Figures 4, 6, 9, 11, 12, Table 1)
 ## on the whole synthetic suite and both shared ChampSim traces into report/:
-## 3 M instructions after 1 M of warm-up per run, 13 runs per workload or trace
+## 3 M instructions after 1 M of warm-up per run, 18 runs per workload or trace
 ## (about 1.5 minutes on a 2-vCPU AMD EPYC, after the release build).
 paper: release
 	$(BIN) stacks --workloads all --traces $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz,$(TRACES)/sqlite3_x86_skip100M_13M.champsimtrace.xz --instructions 3000000 --warmup 1000000 --out report
@@ -146,7 +146,7 @@ paper: release
 
 ## sweep: beyond the paper: the stacks study on variants of the machine, one key
 ## varied at a time (ROB, load/store queue, frontend depth, memory latency, a
-## stride prefetcher), 1 M instructions per run, into report/sweep/ (about 4-5
+## stride prefetcher), 1 M instructions per run, into report/sweep/ (about 5-6
 ## minutes on a 2-vCPU AMD EPYC; docs/accuracy.md discusses the result).
 sweep: release
 	$(BIN) sweep --instructions 1000000 --vary core.rob_entries=64,256 --vary core.lsq_entries=32,128 --vary core.frontend_stages=10 --vary memory_latency=100,500 --vary prefetch.kind=stride --out report/sweep
