@@ -529,8 +529,11 @@ fn sweep_writes_every_point_and_its_check_finds_what_was_changed() {
         read("core.rob_entries=64/stacks.json")
     );
     let csv = read("sweep.csv");
-    // per point: 6 methods over all studies and over the workloads
-    assert_eq!(csv.lines().count(), 1 + points.len() * 2 * 6);
+    // per point: each compared method over all studies and over the workloads
+    assert_eq!(
+        csv.lines().count(),
+        1 + points.len() * 2 * cpistack::stacks::COMPARED.len()
+    );
     assert!(
         csv.contains("\ncore.rob_entries=64,core.rob_entries,64,all,fmt,"),
         "{csv}"
