@@ -217,35 +217,16 @@ mod tests {
     /// No width is made up for a unit that cannot exist.
     #[test]
     fn impossible_parameters_have_no_cost() {
+        let with = |v: Variant, f: fn(&mut Params)| {
+            let mut q = p(v);
+            f(&mut q);
+            q
+        };
         for (name, q) in [
-            (
-                "fmt_rows",
-                Params {
-                    fmt_rows: 0,
-                    ..p(Variant::Fmt)
-                },
-            ),
-            (
-                "fmt_rows",
-                Params {
-                    fmt_rows: 6,
-                    ..p(Variant::Fmt)
-                },
-            ),
-            (
-                "rob_entries",
-                Params {
-                    rob_entries: 0,
-                    ..p(Variant::Sfmt)
-                },
-            ),
-            (
-                "local_bits",
-                Params {
-                    local_bits: 0,
-                    ..p(Variant::Fmt)
-                },
-            ),
+            ("fmt_rows", with(Variant::Fmt, |q| q.fmt_rows = 0)),
+            ("fmt_rows", with(Variant::Fmt, |q| q.fmt_rows = 6)),
+            ("rob_entries", with(Variant::Sfmt, |q| q.rob_entries = 0)),
+            ("local_bits", with(Variant::Fmt, |q| q.local_bits = 0)),
         ] {
             let e = cost(&q).unwrap_err();
             assert_eq!(e.name, name, "{e}");

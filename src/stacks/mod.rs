@@ -873,6 +873,20 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
     Ok(out)
 }
 
+/// A progress bar of `template` on standard error when it is a terminal,
+/// else a hidden one (a log or a pipe gets no bar).
+pub(crate) fn progress_bar(template: &str) -> indicatif::ProgressBar {
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return indicatif::ProgressBar::hidden();
+    }
+    let b = indicatif::ProgressBar::new(0);
+    b.set_style(
+        indicatif::ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    b
+}
+
 /// `cpistack stacks`.
 pub fn cmd(args: &StacksArgs) -> Result<()> {
     if args.check_only {
@@ -904,19 +918,7 @@ fn write_study(args: &StacksArgs, cfg: sim::Config, srcs: &[Source]) -> Result<(
         instructions: args.instructions,
         warmup: args.warmup,
     };
-    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let bar = if tty {
-        let b = indicatif::ProgressBar::new(0);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "stacks [{bar:40}] {pos}/{len} runs ({elapsed}, eta {eta})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = progress_bar("stacks [{bar:40}] {pos}/{len} runs ({elapsed}, eta {eta})");
     let report = run_study(srcs, &settings, args.jobs.unwrap_or(0), &|n, total| {
         bar.set_length(total as u64);
         bar.set_position(n as u64);

@@ -414,19 +414,8 @@ fn run_points(args: &SweepArgs, pts: &[Point], srcs: &[super::Source]) -> Result
         .enumerate()
         .filter(|(i, f)| *i == **f)
         .count();
-    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let bar = if tty {
-        let b = indicatif::ProgressBar::new(0);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "sweep [{bar:40}] {pos}/{len} runs, {msg} ({elapsed}, eta {eta})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar =
+        super::progress_bar("sweep [{bar:40}] {pos}/{len} runs, {msg} ({elapsed}, eta {eta})");
     let start = std::time::Instant::now();
     let mut done: Vec<(Point, Report)> = Vec::new();
     let mut runs = 0;
