@@ -256,6 +256,75 @@ fn timed_run(args: &[&str]) -> anyhow::Result<(u64, f64)> {
     Ok((committed, s))
 }
 
+/// The high-water mark of this process's resident memory, KiB (Linux:
+/// `VmHWM` of `/proc/self/status`; `None` elsewhere).
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Memory stays flat however long the run (issue 2): how much the process's
+/// peak resident memory grows when a run is ten times longer, KiB, for a
+/// random stream generated and checked in lock step chunk by chunk
+/// (`mem_lockstep_10x_peak_growth_kib`: 1 M cycles, then 10 M) and for the
+/// core simulator with both units attached (`mem_sim_10x_peak_growth_kib`:
+/// `mlp`, 200 k instructions, then 2 M). Measured first, before the other
+/// figures allocate their in-memory streams (which would hide any growth
+/// under their own peak); near 0 when nothing grows with the run.
+pub fn mem_figures(figs: &mut Figures) -> anyhow::Result<()> {
+    let Some(start) = peak_rss_kib() else {
+        figs.notes.insert(
+            "mem_lockstep_10x_peak_growth_kib".into(),
+            "skipped: no /proc/self/status (peak memory is read on Linux only)".into(),
+        );
+        return Ok(());
+    };
+    let lockstep = |cycles: usize| -> anyhow::Result<()> {
+        let p = Params::default();
+        let mut l = LockStep::new(p)?;
+        let mut g = Generator::new(p, GenConfig::realistic(), 5);
+        let mut chunk = Vec::with_capacity(1 << 16);
+        let mut left = cycles;
+        while left > 0 {
+            chunk.clear();
+            chunk.extend(g.by_ref().take(left.min(1 << 16)));
+            left -= chunk.len();
+            if let Err(m) = l.run_batch(&chunk) {
+                anyhow::bail!("the memory benchmark's stream disagreed in lock step:\n{m}");
+            }
+        }
+        Ok(())
+    };
+    let peak = || peak_rss_kib().unwrap_or(start);
+    lockstep(1_000_000)?;
+    let short = peak();
+    lockstep(10_000_000)?;
+    figs.values.insert(
+        "mem_lockstep_10x_peak_growth_kib".into(),
+        peak().saturating_sub(short) as f64,
+    );
+    let run = |n: &str| {
+        timed_run(&[
+            "--workload",
+            "mlp",
+            "--instructions",
+            n,
+            "--warmup",
+            "100000",
+        ])
+    };
+    run("200000")?;
+    let short = peak();
+    run("2000000")?;
+    figs.values.insert(
+        "mem_sim_10x_peak_growth_kib".into(),
+        peak().saturating_sub(short) as f64,
+    );
+    figs.values.insert("mem_peak_rss_kib".into(), peak() as f64);
+    Ok(())
+}
+
 /// The simulator figures of issues 4 and 5: `sim_<workload>_instr_per_s` for every
 /// workload of the suite ([`SIM_INSTRUCTIONS`] after [`SIM_WARMUP`], seed 1, default
 /// machine, FMT and sFMT `hw` units attached, no `--check`), `sim_synthetic_instr_per_s`

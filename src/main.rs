@@ -579,6 +579,9 @@ fn cmd_bench(a: &BenchArgs) -> Result<()> {
         eprintln!("warning: a debug build; run `make bench` (release) for real figures");
     }
     let mut figs = cpistack::bench::Figures::default();
+    // first: the memory figures read the process's peak, which the in-memory
+    // streams of the others would raise
+    cpistack::bench::mem_figures(&mut figs)?;
     cpistack::bench::unit_figures(a.cycles as usize, a.reps as usize, &mut figs)?;
     cpistack::bench::wave_figures(a.cycles as usize, a.reps as usize, &mut figs)?;
     cpistack::bench::sim_figures(&mut figs)?;
