@@ -4,8 +4,9 @@
 //! paper evaluates one machine only).
 //!
 //! Output directory: one subdirectory per point (`base`, then `KEY=VALUE` in
-//! the order given) holding the whole `stacks` output of that machine, and
-//! `sweep.csv` with each point's error summary per method. A point whose
+//! the order given) holding the whole `stacks` output of that machine;
+//! `sweep.csv` with each point's error summary per method, `sweep.svg` (the
+//! same as a chart) and `index.html` (both, each point linked). A point whose
 //! machine equals an earlier one's (a value that is the base's own) is run
 //! once and written under both names.
 
@@ -19,7 +20,7 @@ use super::{run_study, sources, Report, Settings, StacksArgs, Summary, COMPARED}
 
 /// Arguments of `cpistack sweep`: `--vary` and everything `stacks` takes.
 #[derive(clap::Args, Debug, Clone)]
-#[command(mut_arg("out", |a| a.default_value("sweep").help("Output directory (created if missing): one subdirectory per point and sweep.csv")))]
+#[command(mut_arg("out", |a| a.default_value("sweep").help("Output directory (created if missing): one subdirectory per point, sweep.csv, sweep.svg and index.html")))]
 #[command(mut_arg("check_only", |a| a.help("Run nothing: check that `--out` holds a complete sweep (every point's `stacks` outputs, as `stacks --check-only` checks them, and a `sweep.csv`, chart and page that hold their summaries; the only other option it takes is `--out`)")))]
 pub struct SweepArgs {
     /// A configuration key and the values it takes, `KEY=V1,V2,...` (e.g.
