@@ -47,7 +47,7 @@ enum Cmd {
     /// Show the effective core configuration.
     Config(cpistack::run::ConfigArgs),
     /// Build every CPI stack the paper compares (FMT, sFMT, naive, naive non-spec,
-    /// POWER5, the simulation reference in both orders) on workloads and traces,
+    /// POWER5, the simulation reference in three orders) on workloads and traces,
     /// measure each method's error, and write tables, JSON and charts.
     Stacks(cpistack::stacks::StacksArgs),
     /// The `stacks` study on variants of the machine, one configuration key

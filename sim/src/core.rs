@@ -421,7 +421,9 @@ impl<S: InstrSource> Core<S> {
         &self.stats
     }
     /// A digest of every instruction committed so far, warm-up included, in
-    /// order: its pc, its branch outcome (next pc) and its memory address. Two
+    /// order: its pc, its operation class, its branch outcome (next pc) and
+    /// its memory address (the one the core models; a trace record's second
+    /// address is not). Two
     /// runs of one source that committed the same instructions have the same
     /// digest whatever their timing, so runs with different idealisations can
     /// be checked to have executed the same program path (a source that let
@@ -548,7 +550,7 @@ impl<S: InstrSource> Core<S> {
             if u.is_mem() {
                 self.lsq -= 1;
             }
-            self.digest = stream_mix(self.digest, u.pc, u.actual_next, u.addr);
+            self.digest = stream_mix(self.digest, u.pc, u.actual_next, u.addr, u.class as u64);
             if counting {
                 let s = &mut self.stats;
                 s.instructions += 1;
@@ -1456,9 +1458,9 @@ impl MaxNext for Level {
 
 /// One committed instruction folded into a stream digest (a multiply-xorshift
 /// mix of its fields: order-sensitive, and any one field changed changes it).
-fn stream_mix(h: u64, pc: u64, next: u64, addr: u64) -> u64 {
+fn stream_mix(h: u64, pc: u64, next: u64, addr: u64, class: u64) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut x = h ^ pc.wrapping_mul(K);
+    let mut x = h ^ pc.wrapping_mul(K) ^ class;
     x = (x ^ (x >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ next;
     x = (x ^ (x >> 32)).wrapping_mul(0x94d0_49bb_1331_11eb) ^ addr.rotate_left(17);
     x ^ (x >> 31)

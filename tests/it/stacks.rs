@@ -93,6 +93,41 @@ fn reference_components_add_up_and_vanish_when_everything_is_ideal() {
     assert!(st.errors_pp["reference_bpred_last"] == 0.0);
 }
 
+/// Each reference order makes every structure real exactly once, and each
+/// component is the cycles its step adds: the first step against the run
+/// with everything ideal, the last against the real run (for the
+/// bpred-last order: the real run less the run with only the predictor
+/// ideal).
+#[test]
+fn each_order_is_a_permutation_and_its_steps_are_run_differences() {
+    let name = |comps: &[Comp]| {
+        let mut k: Vec<usize> = comps.iter().map(|&c| c as usize).collect();
+        k.sort();
+        k.iter()
+            .map(|&i| COMPONENTS[i])
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let s = settings(20_000, 5_000);
+    let r = run(vec![suite_source("fpmix")], &s);
+    let st = &r.studies[0];
+    let cycles = st.cycles as i64;
+    for (m, order) in stacks::ORDERS {
+        let mut seen = order.to_vec();
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 8, "{m}: {order:?}");
+        assert!(!order.contains(&Comp::Base), "{m}");
+        let all = st.ideal_runs[&name(&order)] as i64;
+        let first = st.ideal_runs[&name(&order[1..])] as i64;
+        assert_eq!(c(st, m, order[0]), first - all, "{m}: first step");
+        let last = st.ideal_runs[&name(&order[7..])] as i64;
+        assert_eq!(c(st, m, order[7]), cycles - last, "{m}: last step");
+        assert_eq!(c(st, m, Comp::Base), all, "{m}: base");
+    }
+    assert_eq!(stacks::ORDERS[2].1[7], Comp::Bpred);
+}
+
 #[test]
 fn naive_methods_are_counts_times_fixed_penalties() {
     let s = settings(30_000, 5_000);
