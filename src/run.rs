@@ -108,12 +108,14 @@ impl MachineArgs {
 /// order) and the earlier assignment that set the same key, if any: a key
 /// given twice is refused rather than silently taking the last value.
 pub fn earlier_set(set: &[String], i: usize) -> Option<(&str, &str)> {
-    fn key(a: &str) -> Option<&str> {
-        a.split_once('=').map(|(k, _)| k.trim())
-    }
-    let k = key(&set[i])?;
-    let first = set[..i].iter().find(|o| key(o) == Some(k))?;
+    let k = set_key(&set[i])?;
+    let first = set[..i].iter().find(|o| set_key(o) == Some(k))?;
     Some((k, first))
+}
+
+/// The key of a `--set KEY=VALUE` assignment (none without `=`).
+pub fn set_key(assignment: &str) -> Option<&str> {
+    assignment.split_once('=').map(|(k, _)| k.trim())
 }
 
 /// Arguments of `cpistack run`.

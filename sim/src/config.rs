@@ -499,7 +499,7 @@ impl Config {
 
     /// The current value of dotted `key` (an error if there is no such key or it
     /// names a section).
-    fn value_at(&self, key: &str) -> Result<serde_json::Value, SimError> {
+    pub fn value_at(&self, key: &str) -> Result<serde_json::Value, SimError> {
         let root = serde_json::to_value(self).expect("config serialises");
         let mut node = &root;
         for part in key.split('.') {

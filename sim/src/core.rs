@@ -423,11 +423,11 @@ impl<S: InstrSource> Core<S> {
     /// A digest of every instruction committed so far, warm-up included, in
     /// order: its pc, its operation class, its branch outcome (next pc) and
     /// its memory address (the one the core models; a trace record's second
-    /// address is not). Two
-    /// runs of one source that committed the same instructions have the same
-    /// digest whatever their timing, so runs with different idealisations can
-    /// be checked to have executed the same program path (a source that let
-    /// the wrong path or the timing change what commits would differ).
+    /// address is not). Two runs of one source that committed the same
+    /// instructions have the same digest whatever their timing, so runs with
+    /// different idealisations can be checked to have executed the same
+    /// program path (a source that let the wrong path or the timing change
+    /// what commits would differ).
     pub fn stream_digest(&self) -> u64 {
         self.digest
     }

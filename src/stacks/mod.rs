@@ -255,13 +255,18 @@ pub struct RealRun {
     pub digest: u64,
 }
 
+/// What an idealised run measured.
+#[derive(Clone, Copy, Debug)]
+struct IdealRun {
+    cycles: u64,
+    instructions: u64,
+    /// [`sim::Core::stream_digest`] at the end of the run.
+    digest: u64,
+}
+
 #[derive(Clone, Debug)]
 enum Outcome {
-    Ideal {
-        cycles: u64,
-        instructions: u64,
-        digest: u64,
-    },
+    Ideal(IdealRun),
     Real(Box<RealRun>),
 }
 
@@ -272,11 +277,11 @@ fn run_job(src: &Source, s: &Settings, mask: Mask) -> Result<Outcome> {
     if mask != 0 {
         core.run(s.instructions, &mut [])?;
         let st = core.stats();
-        return Ok(Outcome::Ideal {
+        return Ok(Outcome::Ideal(IdealRun {
             cycles: st.cycles,
             instructions: st.instructions,
             digest: core.stream_digest(),
-        });
+        }));
     }
     let p = cfg.unit_params();
     let mut fmt = UnitConsumer(hw::Unit::new(p.with_variant(Variant::Fmt))?);
@@ -573,13 +578,14 @@ fn study(
     src: &Source,
     s: &Settings,
     real: &RealRun,
-    ideal: &BTreeMap<Mask, (u64, u64, u64)>,
+    ideal: &BTreeMap<Mask, IdealRun>,
 ) -> Result<Study> {
     let st = &real.stats;
     let cycles = st.cycles;
     // the same committed stream: every run measured the same instructions
     // (retirement stops at exactly the warm-up and the measured count)
-    for (&m, &(_, n, digest)) in ideal {
+    for (&m, run) in ideal {
+        let (n, digest) = (run.instructions, run.digest);
         if n != st.instructions {
             bail!(
                 "{}: the idealised run ({}) measured {n} instructions, the real run {}",
@@ -601,7 +607,7 @@ fn study(
     }
     let ideal_runs: BTreeMap<String, u64> = ideal
         .iter()
-        .map(|(&m, &(c, _, _))| (ideal_name(m), c))
+        .map(|(&m, run)| (ideal_name(m), run.cycles))
         .collect();
     let mut stacks = reference_stacks(cycles, &ideal_runs)
         .with_context(|| format!("{}: the reference", src.name()))?;
@@ -706,16 +712,12 @@ pub fn run_study(
             .collect()
     });
     let mut real: Vec<Option<RealRun>> = vec![None; sources.len()];
-    let mut ideal: Vec<BTreeMap<Mask, (u64, u64, u64)>> = vec![BTreeMap::new(); sources.len()];
+    let mut ideal: Vec<BTreeMap<Mask, IdealRun>> = vec![BTreeMap::new(); sources.len()];
     for (j, o) in work.iter().zip(outcomes) {
         match o? {
             Outcome::Real(r) => real[j.source] = Some(*r),
-            Outcome::Ideal {
-                cycles,
-                instructions,
-                digest,
-            } => {
-                ideal[j.source].insert(j.mask, (cycles, instructions, digest));
+            Outcome::Ideal(run) => {
+                ideal[j.source].insert(j.mask, run);
             }
         }
     }
@@ -973,16 +975,15 @@ mod tests {
             panic!("mask 0 is the real run")
         };
         let m = mask_of(&[Comp::L1d, Comp::Bpred]);
-        let Outcome::Ideal {
-            cycles,
-            instructions,
-            digest,
-        } = run_job(&src, &s, m).unwrap()
-        else {
+        let Outcome::Ideal(run) = run_job(&src, &s, m).unwrap() else {
             panic!("an idealised run")
         };
-        assert_eq!(digest, real.digest, "the same stream, another timing");
-        let ideal = BTreeMap::from([(m, (cycles, instructions, digest ^ 1))]);
+        assert_eq!(run.digest, real.digest, "the same stream, another timing");
+        let other = IdealRun {
+            digest: run.digest ^ 1,
+            ..run
+        };
+        let ideal = BTreeMap::from([(m, other)]);
         let e = study(&src, &s, &real, &ideal).unwrap_err().to_string();
         assert!(
             e.starts_with("fpmix: the idealised run (bpred,l1d) committed other instructions"),

@@ -284,19 +284,25 @@ pub(super) fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// The head of a report page titled `cpistack: <title>`, with the style
+/// every page shares, up to the opening of its body.
+pub(super) fn page_head(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>cpistack: {}</title><style>\
+         body{{font-family:sans-serif;max-width:1300px;margin:1em auto;padding:0 1em;color:#222}}\
+         table{{border-collapse:collapse;margin:0.5em 0 1.5em 0;font-size:13px}}\
+         td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}\
+         th{{background:#f0f0f0}} td:first-child{{text-align:left}}\
+         img{{max-width:100%;border:1px solid #ddd;margin:0.5em 0}}\
+         details{{margin:0.3em 0}}</style></head><body>\n",
+        esc(title)
+    )
+}
+
 /// The one-page report.
 pub fn html(r: &Report) -> String {
-    let mut s = String::new();
-    s.push_str(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>cpistack: CPI stacks compared</title><style>\
-         body{font-family:sans-serif;max-width:1300px;margin:1em auto;padding:0 1em;color:#222}\
-         table{border-collapse:collapse;margin:0.5em 0 1.5em 0;font-size:13px}\
-         td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}\
-         th{background:#f0f0f0} td:first-child{text-align:left}\
-         img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}\
-         details{margin:0.3em 0}</style></head><body>\n",
-    );
+    let mut s = page_head("CPI stacks compared");
     let _ = writeln!(
         s,
         "<h1>CPI stacks: FMT and sFMT against the simulation reference</h1>\n\

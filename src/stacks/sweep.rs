@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, ensure, Context, Result};
 
-use super::output::{check_dir, esc, short, svg, write_all, OUTPUT_FILES};
+use super::output::{check_dir, esc, page_head, short, svg, write_all, OUTPUT_FILES};
 use super::{run_study, sources, Report, Settings, StacksArgs, Summary, COMPARED};
 
 /// Arguments of `cpistack sweep`: `--vary` and everything `stacks` takes.
@@ -74,10 +74,7 @@ pub fn points(
             "--vary: `{key}` is varied twice; give its values in one --vary"
         );
         keys.push(key);
-        if let Some(s) = set
-            .iter()
-            .find(|s| s.split_once('=').is_some_and(|(k, _)| k.trim() == key))
-        {
+        if let Some(s) = set.iter().find(|s| crate::run::set_key(s) == Some(key)) {
             bail!("--vary `{v}`: `{key}` is also fixed by --set `{s}`; give one of them");
         }
         if let (Some(l), Some(x)) = (ideal, key.strip_prefix("ideal.")) {
@@ -133,12 +130,8 @@ pub fn points(
 /// The value of `key` in `cfg` as text: a number's digits, a string's
 /// characters, `true` or `false`.
 fn canonical(cfg: &sim::Config, key: &str) -> Result<String> {
-    let v = serde_json::to_value(cfg)?;
-    let at = v
-        .pointer(&format!("/{}", key.replace('.', "/")))
-        .with_context(|| format!("no configuration key `{key}`"))?;
-    Ok(match at {
-        serde_json::Value::String(s) => s.clone(),
+    Ok(match cfg.value_at(key)? {
+        serde_json::Value::String(s) => s,
         other => other.to_string(),
     })
 }
@@ -180,6 +173,19 @@ fn worst<'a>(r: &'a Report, m: &str, kind: Option<&str>) -> &'a str {
         }
     }
     best.map(|b| b.0).unwrap_or("")
+}
+
+/// The subdirectories of `dir` that hold a `stacks` report (a
+/// `stacks.json`), by name, sorted: the points a sweep directory has.
+fn report_dirs(dir: &Path) -> Result<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("stacks.json").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    Ok(names)
 }
 
 /// What every point of a sweep shares (see [`same_study`]).
@@ -262,16 +268,8 @@ pub fn sweep_svg(points: &[(Point, Report)]) -> String {
 /// `index.html`: the sweep's table and chart, each point linked to its own
 /// report.
 pub fn sweep_html(points: &[(Point, Report)]) -> String {
-    let mut s = String::from(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>cpistack: CPI-stack accuracy across machines</title><style>\
-         body{font-family:sans-serif;max-width:1300px;margin:1em auto;padding:0 1em;color:#222}\
-         table{border-collapse:collapse;margin:0.5em 0 1.5em 0;font-size:13px}\
-         td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}\
-         th{background:#f0f0f0} td:first-child{text-align:left}\
-         img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}</style></head><body>\n\
-         <h1>CPI-stack accuracy across machines</h1>\n",
-    );
+    let mut s = page_head("CPI-stack accuracy across machines");
+    s.push_str("<h1>CPI-stack accuracy across machines</h1>\n");
     let Some((_, r0)) = points.first() else {
         s.push_str("</body></html>\n");
         return s;
@@ -357,21 +355,17 @@ pub fn cmd(args: &SweepArgs) -> Result<()> {
         }
     }
     // an earlier sweep's points beside this one's would read as one sweep
-    if let Ok(entries) = std::fs::read_dir(&a.out) {
-        let mut old: Vec<String> = entries
-            .filter_map(|e| e.ok())
-            .filter(|e| e.path().join("stacks.json").is_file())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
+    if a.out.is_dir() {
+        let old: Vec<String> = report_dirs(&a.out)?
+            .into_iter()
             .filter(|n| !pts.iter().any(|p| &p.name == n))
             .collect();
-        old.sort();
-        if !old.is_empty() {
-            bail!(
-                "--out {} holds points that this sweep does not have ({}): remove them or give another --out",
-                a.out.display(),
-                old.join(", ")
-            );
-        }
+        ensure!(
+            old.is_empty(),
+            "--out {} holds points that this sweep does not have ({}): remove them or give another --out",
+            a.out.display(),
+            old.join(", ")
+        );
     }
     // every directory made, so that a failed sweep leaves none of them empty
     let mut made = vec![crate::paths::create_dir_undoable(&a.out, "--out")?];
@@ -520,14 +514,10 @@ pub fn check_sweep(dir: &Path) -> Result<usize> {
     );
     // a report beside the points that sweep.csv does not list: a point of
     // an earlier sweep, or one whose rows were removed
-    let mut extra: Vec<String> = std::fs::read_dir(dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().join("stacks.json").is_file())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+    let extra: Vec<String> = report_dirs(dir)?
+        .into_iter()
         .filter(|n| !groups.iter().any(|(g, _)| g == n))
         .collect();
-    extra.sort();
     ensure!(
         extra.is_empty(),
         "{}: {} not in sweep.csv (a point of an earlier sweep, or one whose rows were removed)",
