@@ -10,7 +10,8 @@
 //! both variants (`params.with_variant(..)`).
 //!
 //! Building blocks: [`idle`], [`busy`], [`fetch`], [`dispatch`], [`stall`],
-//! [`retire`], [`mispredict`], [`flush`], [`redirect`], [`off`] start a bundle;
+//! [`retire`], [`mispredict`], [`flush`], [`redirect`], [`off`] start a bundle
+//! (and `.backend_full()` marks a full backend structure other than the ROB);
 //! the [`Build`] trait chains more fields onto it
 //! (`fetch(1).dispatch(2, 0b10).head(Other)`); [`seq`] expands `(repeat, bundle)` pairs.
 
@@ -50,6 +51,8 @@ pub trait Build: Sized {
     fn redirect(self, squash: u8) -> Self;
     /// `count_enable = 0`.
     fn off(self) -> Self;
+    /// `backend_full = 1`: a full backend structure other than the ROB.
+    fn backend_full(self) -> Self;
 }
 
 impl Build for CycleEvents {
@@ -93,6 +96,10 @@ impl Build for CycleEvents {
     }
     fn off(mut self) -> Self {
         self.count_enable = false;
+        self
+    }
+    fn backend_full(mut self) -> Self {
+        self.backend_full = true;
         self
     }
 }
@@ -351,6 +358,33 @@ pub fn all() -> Vec<Scenario> {
                 (1, stall(L1i).retire(1)),                // c5: full, head commits
                 (1, stall(L1i).head(Other)),              // c6: not full
                 (1, retire(3)),                           // c7
+            ]),
+        },
+        Scenario {
+            name: "backend_full_masks_frontend",
+            description: "a full load/store queue (backend_full) with a non-full ROB: counted like a full ROB, to the head's miss, and hides an I-miss and a branch's growth",
+            params: rob(8),
+            bundles: seq(&[
+                (1, fetch(1)),                            // c0: B fetched
+                (1, dispatch(2, 0b10)),                   // c1: ld id0, B id1; ROB 2 of 8
+                (1, busy().backend_full()),               // c2: window full, head other: nowhere
+                (3, stall(L1i).head(L2d).backend_full()), // c3-c5: window full, head L2 D-miss
+                (1, stall(L1i).head(L2d)),                // c6: window open again
+                (1, retire(2)),                           // c7
+            ]),
+        },
+        Scenario {
+            name: "backend_full_masks_refill",
+            description: "a mispredicted branch's penalty does not grow while the backend is full (backend_full), as with a full ROB",
+            params: rob(8),
+            bundles: seq(&[
+                (1, fetch(1)),                            // c0: B fetched
+                (1, dispatch(2, 0b10)),                   // c1: ld id0, B id1
+                (1, idle().head(L2d).mispredict(1)),      // c2: B resolved mispredicted
+                (3, idle().head(L2d).backend_full()),     // c3-c5: window full: l2d
+                (2, idle().head(L2d)),                    // c6-c7: refill, window open
+                (1, dispatch(1, 0).head(L2d)),            // c8: B's correct path enters
+                (1, retire(3)),                           // c9
             ]),
         },
         Scenario {

@@ -199,6 +199,7 @@ struct Ix {
     squash_id: usize,
     retired: usize,
     head: usize,
+    backend_full: usize,
     // top.rob
     rob_count: usize,
     rob_head: usize,
@@ -401,6 +402,7 @@ impl<W: Write> VcdTracer<W> {
         ix.squash_id = d.wire("squash_id", 16)?;
         ix.retired = d.wire("retired", 8)?;
         ix.head = d.enumeration("head", 3, HEAD_NAMES, false)?;
+        ix.backend_full = d.wire("backend_full", 1)?;
         d.up()?;
 
         d.scope("rob")?;
@@ -644,6 +646,7 @@ impl<W: Write> VcdTracer<W> {
         self.set(si, ev.squash.id() as u64, emit);
         self.set(re, ev.retired as u64, emit);
         self.set_enum(hd, ev.head.bits() as u64, emit);
+        self.set(self.ix.backend_full, ev.backend_full as u64, emit);
     }
 
     fn regs(&mut self, u: &hw::Unit, fetched: u8, emit: bool) {
@@ -1080,6 +1083,7 @@ pub fn gtkw_for(p: &Params, dumpfile: &str) -> String {
     trace(&mut out, DEC, "top.in.squash_id[15:0]".into());
     trace(&mut out, DEC, "top.in.retired[7:0]".into());
     named(&mut out, "top.in.head");
+    trace(&mut out, BIN, "top.in.backend_full".into());
     end(&mut out, "inputs", false);
 
     group(&mut out, "ROB", false);

@@ -229,6 +229,12 @@ pub struct CycleEvents {
     pub retired: u8,
     /// Why the ROB head did not commit this cycle.
     pub head: HeadCause,
+    /// Dispatch is stalled this cycle by a full backend structure other than
+    /// the ROB (load/store queue, issue queue, physical registers): the
+    /// unit then treats the instruction window as full, as it does a full
+    /// ROB (contract amendment, docs/spec-decisions.md). Absent from a
+    /// stream: `false`, the paper's design.
+    pub backend_full: bool,
 }
 
 impl Default for CycleEvents {
@@ -246,6 +252,7 @@ impl Default for CycleEvents {
             squash: Squash::None,
             retired: 0,
             head: HeadCause::None,
+            backend_full: false,
         }
     }
 }

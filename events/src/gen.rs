@@ -31,13 +31,17 @@
 //! - **flushes** `flush(x)` of a random live entry (branch or not), **`count_enable`**
 //!   off regions (warm-up and random ones), and **lulls** (no fetch, no dispatch) that
 //!   make activity bursty.
+//! - **backend-full episodes** (a full load/store or issue queue): nothing
+//!   dispatches and `backend_full` is reported, while fetch and retirement go on.
 //!
 //! It only emits legal bundles (spec section 6). In debug builds every bundle is
 //! checked against an independent [`ProtocolState`] before it is emitted, and the
 //! generator's own occupancies are compared with the tracker's.
 //!
 //! Deterministic per seed (xoshiro256++). Per cycle it draws two random words for
-//! the cycle's events and one per fetched instruction.
+//! the cycle's events and one per fetched instruction (and, only with a
+//! non-zero `backend_full` rate, one more: so that a configuration without
+//! backend-full episodes gives the streams it gave before the knob existed).
 
 mod coverage;
 mod illegal;
@@ -162,6 +166,10 @@ pub struct GenConfig {
     /// Lulls (no fetch, no dispatch, retirement goes on): rate per cycle, length.
     /// Together with full-width fetch otherwise, this makes activity bursty.
     pub lull: Episode,
+    /// Backend-full episodes (a full load/store or issue queue: nothing
+    /// dispatches, `backend_full` is reported, fetch and retirement go on):
+    /// rate per cycle, length.
+    pub backend_full: Episode,
 }
 
 impl Default for GenConfig {
@@ -201,6 +209,7 @@ impl GenConfig {
             count_off: Episode::never(),
             warmup: 0,
             lull: Episode::new(0.01, 1, 8),
+            backend_full: Episode::never(),
         }
     }
 
@@ -235,6 +244,7 @@ impl GenConfig {
             count_off: Episode::new(0.004, 1, 60),
             warmup: 20,
             lull: Episode::new(0.02, 1, 12),
+            backend_full: Episode::new(0.003, 1, 40),
         }
     }
 
@@ -253,6 +263,8 @@ impl GenConfig {
             exec_latency: Span::new(1, 6),
             head_l2d: Episode::new(0.005, 100, 300),
             head_longlat: Episode::new(0.01, 20, 200),
+            // dispatch stalls of their own would keep the table from filling
+            backend_full: Episode::never(),
             ..Self::stress()
         }
     }
@@ -290,6 +302,7 @@ impl GenConfig {
             ("flush_rate", self.flush_rate),
             ("count_off.rate", self.count_off.rate),
             ("lull.rate", self.lull.rate),
+            ("backend_full.rate", self.backend_full.rate),
         ];
         for (knob, p) in probs {
             if !(0.0..=1.0).contains(&p) {
@@ -324,6 +337,7 @@ impl GenConfig {
             ("head_other.len", self.head_other.len),
             ("count_off.len", self.count_off.len),
             ("lull.len", self.lull.len),
+            ("backend_full.len", self.backend_full.len),
         ];
         for (knob, s) in spans {
             if s.min == 0 || s.min > s.max || s.max > 1 << 20 {
@@ -426,6 +440,8 @@ struct Knobs {
     count_off_len: Len,
     lull: u32,
     lull_len: Len,
+    backend_full: u32,
+    backend_full_len: Len,
 }
 
 impl Knobs {
@@ -478,6 +494,8 @@ impl Knobs {
             count_off_len: Len::of(c.count_off.len),
             lull: thr(c.lull.rate),
             lull_len: Len::of(c.lull.len),
+            backend_full: thr(c.backend_full.rate),
+            backend_full_len: Len::of(c.backend_full.len),
         }
     }
 }
@@ -558,6 +576,7 @@ pub struct Generator {
     fetch_resume: u64,
     restarted: bool,
     lull_until: u64,
+    backend_full_until: u64,
     count_enable: bool,
     count_until: u64,
     stats: GenStats,
@@ -613,6 +632,7 @@ impl Generator {
             fetch_resume: 0,
             restarted: false,
             lull_until: 0,
+            backend_full_until: 0,
             count_enable: cfg.warmup == 0,
             count_until: cfg.warmup as u64,
             stats: GenStats::default(),
@@ -719,6 +739,16 @@ impl Generator {
             self.lull_until = now + self.k.lull_len.draw(r) as u64;
         }
         let lull = now < self.lull_until;
+        // Backend-full episodes (their own random word, drawn only when they
+        // can happen: see the module doc).
+        if self.k.backend_full != 0 && now >= self.backend_full_until {
+            let r = self.rand();
+            if (r as u32 & 0xffff) < self.k.backend_full {
+                self.backend_full_until =
+                    now + self.k.backend_full_len.draw((r >> 16) as u32 & 0xffff) as u64;
+            }
+        }
+        ev.backend_full = now < self.backend_full_until;
 
         // Retire (spec 4.2 order: before fetch, which needs the rows it frees).
         let mut ret = 0u32;
@@ -837,7 +867,7 @@ impl Generator {
 
         // Dispatch.
         let old_count = self.rob_count;
-        if !lull {
+        if !lull && !ev.backend_full {
             let mut n = 0u32;
             let mut bmask = 0u8;
             let mut imask = 0u8;

@@ -12,8 +12,9 @@
 //! * **Prefix counts of countable cycles.** Every accepted cycle adds one to a
 //!   handful of running totals, each the number of cycles *so far* that had some
 //!   property, read from the bundle and the state at the start of the cycle:
-//!   counted cycles (`count_enable`); counted cycles with a full ROB, by head cause;
-//!   counted cycles with a non-full ROB ("open" cycles), by fetch-stall kind
+//!   counted cycles (`count_enable`); counted cycles with a full window (a full
+//!   ROB, or `backend_full`: docs/spec-decisions.md), by head cause; counted
+//!   cycles with the window not full ("open" cycles), by fetch-stall kind
 //!   (`none`, `l1i`, `l2i`, `itlb`); and, for sFMT, the same but only while the
 //!   frontend was not refilling. The global `cycles` and the four D-side counters
 //!   *are* such prefix counts.
@@ -37,7 +38,7 @@
 //! * a branch's penalty is `open(resolved or now) - open(dispatched)` plus, once
 //!   it is found mispredicted, `refill(done or now) - refill(resolved)`, where
 //!   `refill` counts the open cycles in which nothing dispatched, and (FMT) no
-//!   fetch stall. With no full-ROB and no stall cycles this is `done -
+//!   fetch stall. With no full-window and no stall cycles this is `done -
 //!   dispatched - 1` cycles: the misprediction penalty of the paper's interval
 //!   analysis without the cycle the correct path enters the ROB
 //!   (docs/spec-decisions.md);

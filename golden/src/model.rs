@@ -14,9 +14,10 @@ use events::{
 pub(crate) struct Prefix {
     /// Counted cycles (`count_enable`).
     pub counted: u64,
-    /// Counted cycles with a full ROB, by `HeadCause` encoding.
+    /// Counted cycles with a full window (a full ROB, or `backend_full`), by
+    /// `HeadCause` encoding.
     pub full_by_head: [u64; 6],
-    /// Counted cycles with a non-full ROB ("open" cycles).
+    /// Counted cycles with a window not full ("open" cycles).
     pub open: u64,
     /// Open cycles by `FetchStall` encoding (0: no stall).
     pub open_by_stall: [u64; 4],
@@ -382,7 +383,9 @@ impl Unit {
     #[inline]
     fn count(&mut self, ev: &CycleEvents) {
         let ce = ev.count_enable as u64;
-        let full = (self.rob_count == self.p.rob_entries) as u64;
+        // the window is full: the ROB, or another backend structure (the
+        // `backend_full` amendment, docs/spec-decisions.md)
+        let full = (self.rob_count == self.p.rob_entries) as u64 | ev.backend_full as u64;
         let open = ce & (full ^ 1);
         let stall = ev.fetch_stall as usize;
         self.pre.counted += ce;

@@ -1037,8 +1037,10 @@ impl Unit {
         // condition.
         if ce {
             Self::gadd(d, gm, Counter::Cycles.idx(), 1);
-            let rob_full = d.rob_count == c.rob_entries;
-            if rob_full {
+            // the window is full: the ROB, or another backend structure
+            // (the `backend_full` amendment, docs/spec-decisions.md)
+            let window_full = (d.rob_count == c.rob_entries) | ev.backend_full;
+            if window_full {
                 let ctr = match ev.head {
                     HeadCause::L1d => Some(Counter::L1d),
                     HeadCause::L2d => Some(Counter::L2d),

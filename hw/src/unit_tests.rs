@@ -1121,11 +1121,14 @@ fn quiet_bundles_take_the_short_path_to_the_same_state() {
                 if c % 5 == 0 {
                     for fetch_stall in FetchStall::ALL {
                         for head in HeadCause::ALL {
-                            for count_enable in [true, false] {
+                            for (count_enable, backend_full) in
+                                [(true, false), (false, false), (true, true)]
+                            {
                                 let q = CycleEvents {
                                     fetch_stall,
                                     head,
                                     count_enable,
+                                    backend_full,
                                     ..CycleEvents::idle()
                                 };
                                 let mut want = u.clone();

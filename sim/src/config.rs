@@ -58,6 +58,12 @@ pub struct CoreCfg {
     /// Cycles without a commit before the watchdog stops the run; at least
     /// [`WATCHDOG_MARGIN`] times [`Config::worst_stall`] (checked by `validate`).
     pub watchdog_cycles: u64,
+    /// Report `backend_full` to the counter unit in every cycle that starts
+    /// with the load/store queue full (the contract amendment of
+    /// docs/spec-decisions.md: the unit then counts the cycle as it counts one
+    /// with a full ROB). `false`: the paper's design, in which the unit sees
+    /// only a full ROB. It changes no timing.
+    pub report_backend_full: bool,
 }
 
 impl CoreCfg {
@@ -94,6 +100,7 @@ impl Default for CoreCfg {
             fetch_queue: 0,
             fmt_rows: 64,
             watchdog_cycles: 20_000,
+            report_backend_full: true,
         }
     }
 }

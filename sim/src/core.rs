@@ -146,6 +146,8 @@ struct Geo {
     /// `rob - 1` when `rob` is a power of two (slot = seq & mask), else 0.
     rob_mask: u64,
     lsq: u32,
+    /// `core.report_backend_full`.
+    report_backend_full: bool,
     fetch_w: u32,
     decode_w: u32,
     dispatch_w: u32,
@@ -280,6 +282,7 @@ impl<S: InstrSource> Core<S> {
                 0
             },
             lsq: c.lsq_entries,
+            report_backend_full: c.report_backend_full,
             fetch_w: c.fetch_width,
             decode_w: c.decode_width,
             dispatch_w: c.dispatch_width,
@@ -452,6 +455,10 @@ impl<S: InstrSource> Core<S> {
         let counting = self.committed >= self.warmup;
         self.ev = CycleEvents {
             count_enable: counting,
+            // the window is full although the ROB may not be: the load/store
+            // queue is full at the start of the cycle, as the unit's
+            // `rob_full` is a start-of-cycle state (docs/spec-decisions.md)
+            backend_full: self.g.report_backend_full && self.lsq == self.g.lsq,
             ..CycleEvents::default()
         };
         self.fe_blocked = false;

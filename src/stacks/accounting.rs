@@ -88,8 +88,9 @@ impl events::Consumer for Power5 {
 /// Cycles in which a frontend miss penalty overlaps a long backend miss penalty
 /// (the paper's Table 1), measured from the bundles alone.
 ///
-/// - A cycle is *long-backend* when the ROB is full at its start and its head
-///   waits on an L2 D-miss or a D-TLB miss (what FMT charges to `l2d`/`dtlb`).
+/// - A cycle is *long-backend* when the window is full at its start (the ROB,
+///   or another backend structure: `backend_full`) and its head waits on an L2
+///   D-miss or a D-TLB miss (what FMT charges to `l2d`/`dtlb`).
 /// - A cycle is *frontend* when fetch reports a stall (`fetch_stall != none`), or
 ///   when the frontend refills after a misprediction (from the squash to the next
 ///   dispatch), or, found afterwards, when a branch that turns out mispredicted
@@ -146,7 +147,7 @@ impl Overlap {
 
 impl events::Consumer for Overlap {
     fn cycle(&mut self, ev: &CycleEvents) {
-        let full = self.rob_count == self.rob_entries;
+        let full = self.rob_count == self.rob_entries || ev.backend_full;
         let be = full && matches!(ev.head, HeadCause::L2d | HeadCause::Dtlb);
         let fe = ev.fetch_stall != FetchStall::None || self.refill;
         if ev.count_enable {
@@ -249,5 +250,31 @@ mod tests {
         // of its resolution time (cycles 1-8) only cycle 8 is new
         o.cycle(&ev(|e| e.squash = Squash::Mispredict(0)));
         assert_eq!((o.cycles, o.frontend, o.backend, o.overlap), (9, 8, 5, 5));
+    }
+
+    /// A full backend structure other than the ROB (`backend_full`) makes a
+    /// long-backend cycle as a full ROB does, and only with a long head.
+    #[test]
+    fn backend_full_is_a_full_window() {
+        let mut o = Overlap::new(8);
+        o.cycle(&ev(|e| e.dispatched = 2));
+        // 1: ROB 2 of 8, head L2 D-miss: not long-backend
+        o.cycle(&ev(|e| e.head = HeadCause::L2d));
+        // 2: the same with backend_full: long-backend
+        o.cycle(&ev(|e| {
+            e.head = HeadCause::L2d;
+            e.backend_full = true;
+        }));
+        // 3: backend_full with an L1 D-miss head: not long-backend; 4: D-TLB under an I-miss
+        o.cycle(&ev(|e| {
+            e.head = HeadCause::L1d;
+            e.backend_full = true;
+        }));
+        o.cycle(&ev(|e| {
+            e.head = HeadCause::Dtlb;
+            e.backend_full = true;
+            e.fetch_stall = FetchStall::L2i;
+        }));
+        assert_eq!((o.cycles, o.frontend, o.backend, o.overlap), (5, 1, 2, 1));
     }
 }

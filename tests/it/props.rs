@@ -187,7 +187,8 @@ struct Expect {
     any_stall: bool,
     /// Per dispatched row (aligned with `st.rows()`): the cycles of the spec-5
     /// penalty law counted so far, unsaturated: counted cycles since its dispatch
-    /// with a non-full ROB, until the first dispatch after its misprediction
+    /// with an open window (ROB not full, no `backend_full`), until the first
+    /// dispatch after its misprediction
     /// (that cycle excluded), minus (FMT) fetch-stall cycles after its resolution.
     pen: std::collections::VecDeque<u64>,
     /// `bpred` by the same law (unwrapped): each committed mispredicted branch's
@@ -215,7 +216,9 @@ impl Expect {
         let p = *self.st.params();
         let fmt = p.variant == Variant::Fmt;
         let stall = ev.fetch_stall != FetchStall::None;
-        if ev.count_enable && !self.st.rob_full() {
+        // 4.1 counts only while the window is open: the ROB not full, and
+        // no other backend structure full (`backend_full`)
+        if ev.count_enable && !self.st.rob_full() && !ev.backend_full {
             for (row, pen) in self.st.rows().zip(self.pen.iter_mut()) {
                 // 4.1: every dispatched row not done, except a resolved
                 // mispredicted one in the cycle its correct path dispatches, or

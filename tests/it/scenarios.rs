@@ -374,6 +374,8 @@ fn table_is_complete() {
         "rob_full_other",
         "rob_full_retires",
         "rob_full_masks_frontend",
+        "backend_full_masks_frontend",
+        "backend_full_masks_refill",
         "back_to_back_mispredicts",
         "wrong_path_branch_mispredict",
         "older_mispredict_after_younger_refill",
@@ -1175,6 +1177,91 @@ fn rob_full_masks_frontend(#[values(Fmt, Sfmt)] v: Variant) {
                 .c(&[(Cycles, 8), (Retired, 4), (L2d, 3)])
                 .pend(1, 0, 0, 0)
                 .shared(fs(v, [0, 0, 0], [1, 0, 0])),
+        ],
+    );
+}
+
+/// A full backend structure other than the ROB (`backend_full`, the contract
+/// amendment of docs/spec-decisions.md): the window is full although the ROB
+/// (8 entries) holds 2; counted as a full ROB would be. rob_entries 8.
+///
+/// c0     fetch B -> row0
+/// c1     dispatch ld id0, B id1 (ROB 2 of 8)
+/// c2     backend_full, head other: cycles only (row0 pen stays 0)
+/// c3-c5  backend_full, head l2d, stall l1i: l2d 3; stall and row0 not counted
+/// c6     window open: stall -> acc row1.l1i 1 / shared 1; pen0 1
+/// c7     pen0 2; retire ld, B (not mispredicted: nothing charged)
+/// final: cycles 8, retired 2, l2d 3; pending l1i 1 (FMT acc row, sFMT shared)
+#[rstest]
+fn backend_full_masks_frontend(#[values(Fmt, Sfmt)] v: Variant) {
+    check(
+        "backend_full_masks_frontend",
+        v,
+        &[
+            at(2)
+                .c(&[(Cycles, 2)])
+                .rows(vec![dr(1, 0, false, false), fr()])
+                .rob(2)
+                .full(false),
+            at(6)
+                .c(&[(Cycles, 6), (L2d, 3)])
+                .rows(vec![dr(1, 0, false, false), fr()])
+                .pend(0, 0, 0, 0)
+                .rob(2)
+                .full(false),
+            at(7)
+                .c(&[(Cycles, 7), (L2d, 3)])
+                .rows(vec![dr(1, 1, false, false), fr().i(v, 1, 0, 0)]),
+            at(8)
+                .c(&[(Cycles, 8), (Retired, 2), (L2d, 3)])
+                .pend(1, 0, 0, 0)
+                .shared(fs(v, [0, 0, 0], [1, 0, 0]))
+                .rob(0),
+        ],
+    );
+}
+
+/// The spec-5 law with a full backend: a mispredicted branch dispatched at
+/// `d` = 1 whose correct path dispatches at `e` = 8 is charged `e - d - 1` = 6
+/// cycles minus the 3 with a full window: 3. rob_entries 8.
+///
+/// c0     fetch B -> row0
+/// c1     dispatch ld id0, B id1
+/// c2     head l2d; pen0 1 (counted before the squash); mispredict(1):
+///        row0 mispredict, refilling
+/// c3-c5  backend_full, head l2d: l2d 3; pen0 stays 1
+/// c6-c7  window open, nothing dispatched: pen0 2, 3
+/// c8     the correct path dispatches: pen0 not counted; done, refilling 0
+/// c9     retire ld, B (bpred += 3), the new id2
+/// final: cycles 10, retired 3, l2d 3, bpred 3
+#[rstest]
+fn backend_full_masks_refill(#[values(Fmt, Sfmt)] v: Variant) {
+    check(
+        "backend_full_masks_refill",
+        v,
+        &[
+            at(3)
+                .c(&[(Cycles, 3)])
+                .rows(vec![dr(1, 1, true, false), fr()])
+                .refill(true, false)
+                .pend(0, 0, 0, 1),
+            at(6)
+                .c(&[(Cycles, 6), (L2d, 3)])
+                .rows(vec![dr(1, 1, true, false), fr()])
+                .pend(0, 0, 0, 1),
+            at(8)
+                .c(&[(Cycles, 8), (L2d, 3)])
+                .rows(vec![dr(1, 3, true, false), fr()])
+                .pend(0, 0, 0, 3),
+            at(9)
+                .c(&[(Cycles, 9), (L2d, 3)])
+                .rows(vec![dr(1, 3, true, true), fr()])
+                .refill(false, false)
+                .rob(3),
+            at(10)
+                .c(&[(Cycles, 10), (Retired, 3), (L2d, 3), (Bpred, 3)])
+                .pend(0, 0, 0, 0)
+                .rob(0),
         ],
     );
 }

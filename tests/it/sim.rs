@@ -165,3 +165,42 @@ fn the_l1i_miss_cost_is_the_counted_delay_exactly_when_fetch_is_as_wide_as_dispa
         }
     }
 }
+
+/// A core whose load/store queue fills before its ROB (`l1d`, a queue of 32
+/// with the ROB at 128): the core reports `backend_full`, and FMT charges the
+/// L1 D-miss waits to `l1d` as it does behind a full ROB (the contract
+/// amendment, docs/spec-decisions.md); with `core.report_backend_full=false`
+/// (the paper's unit) the same run's waits fall in base. The timing is the
+/// same either way, and both hold lock step with the golden model.
+#[test]
+fn backend_full_charges_the_wait_when_the_load_store_queue_fills_first() {
+    let run = |report: bool| {
+        let mut a = args("l1d", 60_000, 1);
+        // past the cold start, whose loads miss to memory
+        a.warmup = 100_000;
+        a.machine.set = vec![
+            "core.lsq_entries=32".into(),
+            format!("core.report_backend_full={report}"),
+        ];
+        simulate(&a).unwrap_or_else(|e| panic!("report {report}: {e:#}"))
+    };
+    let (on, off) = (run(true), run(false));
+    assert_eq!(on.cycles, off.cycles, "reporting changes no timing");
+    assert_eq!(on.stats, off.stats);
+    assert!(
+        on.stats.lsq_full_cycles > on.cycles / 2,
+        "the queue fills first: {:?}",
+        on.stats
+    );
+    for v in ["fmt", "sfmt"] {
+        let share =
+            |r: &cpistack::run::RunReport| r.units[v].counters["l1d"] as f64 / r.cycles as f64;
+        assert!(
+            share(&on) > 0.3,
+            "{v}: l1d {:.3} with backend_full",
+            share(&on)
+        );
+        assert!(share(&off) < 0.05, "{v}: l1d {:.3} without", share(&off));
+        assert_eq!(on.units[v].error, None);
+    }
+}

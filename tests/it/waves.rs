@@ -154,6 +154,7 @@ fn inputs(ev: &CycleEvents, out: &mut BTreeMap<String, V>) {
     put("squash_id", ev.squash.id() as u64);
     put("retired", ev.retired as u64);
     put("head", ev.head.bits() as u64);
+    put("backend_full", ev.backend_full as u64);
     let mut s = |k: &str, v: &str| {
         out.insert(format!("top.in.{k}_s"), V::Str(v.into()));
     };

@@ -23,6 +23,10 @@ pub struct Coverage {
     pub head: [u64; 6],
     /// Cycles with a full ROB and each head cause (`none`: the full ROB retires).
     pub rob_full: [u64; 6],
+    /// Cycles with `backend_full`, a ROB not full, and each head cause.
+    pub backend_full: [u64; 6],
+    /// Fetch-stall cycles with `backend_full` (and a ROB not full).
+    pub backend_full_with_stall: u64,
     pub rob_empty: u64,
     pub mispredicts: u64,
     /// `mispredict(x)` while a younger row is already marked mispredict (an older
@@ -72,6 +76,10 @@ impl Coverage {
             self.rob_full[ev.head.bits() as usize] += 1;
         } else {
             self.head[ev.head.bits() as usize] += 1;
+            if ev.backend_full {
+                self.backend_full[ev.head.bits() as usize] += 1;
+                self.backend_full_with_stall += stall as u64;
+            }
         }
         self.rob_empty += (st.rob_count() == 0) as u64;
         let ret = ev.retired as u32;
@@ -164,6 +172,16 @@ impl Coverage {
             ("rob full, head dtlb", self.rob_full[3]),
             ("rob full, head longlat", self.rob_full[4]),
             ("rob full, head other", self.rob_full[5]),
+            ("backend full, head none", self.backend_full[0]),
+            ("backend full, head l1d", self.backend_full[1]),
+            ("backend full, head l2d", self.backend_full[2]),
+            ("backend full, head dtlb", self.backend_full[3]),
+            ("backend full, head longlat", self.backend_full[4]),
+            ("backend full, head other", self.backend_full[5]),
+            (
+                "backend full during a fetch stall",
+                self.backend_full_with_stall,
+            ),
             ("rob empty", self.rob_empty),
             ("mispredict", self.mispredicts),
             (

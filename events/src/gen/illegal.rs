@@ -25,6 +25,7 @@ pub fn random_bundle<R: Rng + ?Sized>(rng: &mut R) -> CycleEvents {
         squash,
         retired: small_or_any(rng),
         head: HeadCause::ALL[rng.gen_range(0..6)],
+        backend_full: rng.gen(),
     }
 }
 

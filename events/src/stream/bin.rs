@@ -5,7 +5,7 @@
 //! | offset | size | field |
 //! |---|---|---|
 //! | 0 | 8 | magic `89 43 50 49 45 56 0D 0A` (`\x89CPIEV\r\n`) |
-//! | 8 | 2 | format version, 1 |
+//! | 8 | 2 | format version: 2 when written; 1 and 2 are read |
 //! | 10 | 2 | header length in bytes, >= 48 (48 when written; readers skip extra bytes) |
 //! | 12 | 2 | record size in bytes, 12 |
 //! | 14 | 2 | reserved, 0 |
@@ -22,7 +22,7 @@
 //! | 3 | `dispatched_branches` | any `u8` (mask) |
 //! | 4 | `dispatched_imiss` | any `u8` (mask) |
 //! | 5 | `retired` | any `u8` |
-//! | 6 | flags | bit 0 `count_enable`, bit 1 `fe_redirect`, bits 2..7 zero |
+//! | 6 | flags | bit 0 `count_enable`, bit 1 `fe_redirect`, bit 2 `backend_full` (version 2; zero in version 1), bits 3..7 zero |
 //! | 7 | `fetch_stall` | 0 none, 1 l1i, 2 l2i, 3 itlb |
 //! | 8 | `head` | 0 none, 1 l1d, 2 l2d, 3 dtlb, 4 longlat, 5 other |
 //! | 9 | `squash_kind` | 0 none, 1 mispredict, 2 flush |
@@ -31,6 +31,10 @@
 //! Counts and masks take every `u8` value, so a count above its width reaches the
 //! unit, which rejects it (protocol rule 1). Enum fields, flags and reserved bits are
 //! checked here.
+//!
+//! Version 2 added `backend_full` in a bit that version 1 reserved as zero, so
+//! every version-1 stream reads as it did, with `backend_full` false; a
+//! version-1 stream with the bit set is refused, as before.
 
 use std::io::{self, Read, Write};
 
@@ -39,8 +43,10 @@ use crate::{CycleEvents, FetchStall, HeadCause, ParamError, Params, Squash, Vari
 
 /// The magic bytes that open every binary stream.
 pub const MAGIC: [u8; 8] = *b"\x89CPIEV\r\n";
-/// The binary format version this code writes and reads.
-pub const VERSION: u16 = 1;
+/// The binary format version this code writes (it reads 1 to this).
+pub const VERSION: u16 = 2;
+/// The oldest binary format version this code reads.
+pub const MIN_VERSION: u16 = 1;
 /// Length of the version-1 header.
 pub const HEADER_LEN: usize = 48;
 /// Size of one record.
@@ -121,8 +127,8 @@ fn short_header(b: &[u8], need: usize) -> StreamError {
     }
 }
 
-/// Check the fixed first 16 bytes; return the header length.
-fn check_fixed(b: &[u8]) -> Result<usize, StreamError> {
+/// Check the fixed first 16 bytes; return the header length and the version.
+fn check_fixed(b: &[u8]) -> Result<(usize, u16), StreamError> {
     if b.len() < FIXED_LEN {
         return Err(short_header(b, HEADER_LEN));
     }
@@ -132,7 +138,7 @@ fn check_fixed(b: &[u8]) -> Result<usize, StreamError> {
         });
     }
     let version = u16_at(b, 8);
-    if version != VERSION {
+    if !(MIN_VERSION..=VERSION).contains(&version) {
         return Err(StreamError::UnsupportedVersion {
             at: super::Location::Offset(8),
             format: super::Format::Bin,
@@ -167,7 +173,18 @@ fn check_fixed(b: &[u8]) -> Result<usize, StreamError> {
             legal: "0",
         });
     }
-    Ok(header_len)
+    Ok((header_len, version))
+}
+
+/// The flag bits a record of `version` may use (bit 2, `backend_full`, from
+/// version 2 on).
+#[inline]
+fn flag_bits(version: u16) -> u32 {
+    if version >= 2 {
+        3
+    } else {
+        2
+    }
 }
 
 /// Decode and validate the parameters (header bytes 16..48).
@@ -207,14 +224,19 @@ fn parse_params(b: &[u8]) -> Result<Params, StreamError> {
 /// Parse a binary header at the start of `bytes`; return the parameters and the
 /// header length (where the first record starts).
 pub fn parse_header(bytes: &[u8]) -> Result<(Params, usize), StreamError> {
-    let header_len = check_fixed(bytes)?;
+    parse_header_version(bytes).map(|(p, len, _)| (p, len))
+}
+
+/// [`parse_header`], and the stream's format version.
+pub fn parse_header_version(bytes: &[u8]) -> Result<(Params, usize, u16), StreamError> {
+    let (header_len, version) = check_fixed(bytes)?;
     if bytes.len() < header_len {
         return Err(StreamError::TruncatedHeader {
             got: bytes.len() as u64,
             need: header_len as u64,
         });
     }
-    Ok((parse_params(bytes)?, header_len))
+    Ok((parse_params(bytes)?, header_len, version))
 }
 
 /// Encode one bundle as a record.
@@ -228,7 +250,7 @@ pub fn encode_record(ev: &CycleEvents) -> [u8; RECORD_SIZE] {
         ev.dispatched_branches,
         ev.dispatched_imiss,
         ev.retired,
-        ev.count_enable as u8 | (ev.fe_redirect as u8) << 1,
+        ev.count_enable as u8 | (ev.fe_redirect as u8) << 1 | (ev.backend_full as u8) << 2,
         ev.fetch_stall.bits(),
         ev.head.bits(),
         ev.squash.kind_bits(),
@@ -237,16 +259,22 @@ pub fn encode_record(ev: &CycleEvents) -> [u8; RECORD_SIZE] {
     ]
 }
 
-/// Nonzero if the record breaks an encoding rule. Branch-free.
+/// Nonzero if the record breaks an encoding rule, for a stream whose records
+/// may use the low `flag_bits` bits of the flags ([`flag_bits`]). Branch-free.
 #[inline(always)]
-fn record_bad(r: &[u8; RECORD_SIZE]) -> u32 {
+fn record_bad(r: &[u8; RECORD_SIZE], flag_bits: u32) -> u32 {
     let flags = r[6] as u32;
     let fs = r[7] as u32;
     let head = r[8] as u32;
     let kind = r[9] as u32;
     let id = u16::from_le_bytes([r[10], r[11]]);
-    // flags and fetch_stall < 4, head < 6, kind < 3, no squash id without a kind.
-    ((flags | fs) >> 2) | ((head + 2) >> 3) | ((kind + 1) >> 2) | ((kind == 0) & (id != 0)) as u32
+    // flags below 2^flag_bits, fetch_stall < 4, head < 6, kind < 3, no squash
+    // id without a kind.
+    (flags >> flag_bits)
+        | (fs >> 2)
+        | ((head + 2) >> 3)
+        | ((kind + 1) >> 2)
+        | ((kind == 0) & (id != 0)) as u32
 }
 
 /// Build the bundle from a record; enum codes out of range are clamped (the caller
@@ -264,6 +292,7 @@ fn record_value(r: &[u8; RECORD_SIZE]) -> CycleEvents {
         },
         fetched_branches: r[0],
         fe_redirect: r[6] & 2 != 0,
+        backend_full: r[6] & 4 != 0,
         fe_squash: r[1],
         dispatched: r[2],
         dispatched_branches: r[3],
@@ -286,19 +315,23 @@ fn record_value(r: &[u8; RECORD_SIZE]) -> CycleEvents {
 }
 
 /// The precise error of a record known to be bad; `offset` is the record's offset.
-fn record_error(r: &[u8; RECORD_SIZE], offset: u64) -> StreamError {
+fn record_error(r: &[u8; RECORD_SIZE], offset: u64, flag_bits: u32) -> StreamError {
     let at = |o: u64, field, value: u64, legal| StreamError::OutOfRange {
         at: Location::Offset(offset + o),
         field,
         value,
         legal,
     };
-    if r[6] >> 2 != 0 {
+    if r[6] >> flag_bits != 0 {
         return at(
             6,
             "flags",
             r[6].into(),
-            "bit 0 count_enable, bit 1 fe_redirect, bits 2..7 zero",
+            if flag_bits == 2 {
+                "bit 0 count_enable, bit 1 fe_redirect, bits 2..7 zero (format version 1)"
+            } else {
+                "bit 0 count_enable, bit 1 fe_redirect, bit 2 backend_full, bits 3..7 zero"
+            },
         );
     }
     if r[7] > 3 {
@@ -335,6 +368,7 @@ fn decode_inner<const COPY: bool>(
     bytes: &[u8],
     offset: u64,
     out: &mut [CycleEvents],
+    flag_bits: u32,
 ) -> (usize, Option<StreamError>) {
     let n = (bytes.len() / RECORD_SIZE).min(out.len());
     let recs = &bytes[..n * RECORD_SIZE];
@@ -349,16 +383,16 @@ fn decode_inner<const COPY: bool>(
             let mut local = [0u8; BLOCK * RECORD_SIZE];
             let local = &mut local[..rb.len()];
             local.copy_from_slice(rb);
-            decode_block(local, ob)
+            decode_block(local, ob, flag_bits)
         } else {
-            decode_block(rb, ob)
+            decode_block(rb, ob, flag_bits)
         };
         if bad != 0 {
             for (i, r) in rb.chunks_exact(RECORD_SIZE).enumerate() {
                 let r: &[u8; RECORD_SIZE] = r.try_into().expect("chunks_exact");
-                if record_bad(r) != 0 {
+                if record_bad(r, flag_bits) != 0 {
                     let off = offset + ((done + i) * RECORD_SIZE) as u64;
-                    return (done + i, Some(record_error(r, off)));
+                    return (done + i, Some(record_error(r, off, flag_bits)));
                 }
             }
         }
@@ -369,17 +403,18 @@ fn decode_inner<const COPY: bool>(
 
 /// Decode a block without branching on validity; return nonzero if any record was bad.
 #[inline]
-fn decode_block(rb: &[u8], ob: &mut [CycleEvents]) -> u32 {
+fn decode_block(rb: &[u8], ob: &mut [CycleEvents], flag_bits: u32) -> u32 {
     let mut bad = 0;
     for (r, o) in rb.chunks_exact(RECORD_SIZE).zip(ob.iter_mut()) {
         let r: &[u8; RECORD_SIZE] = r.try_into().expect("chunks_exact");
-        bad |= record_bad(r);
+        bad |= record_bad(r, flag_bits);
         *o = record_value(r);
     }
     bad
 }
 
-/// Decode `min(out.len(), bytes.len() / 12)` whole records from `bytes` into `out`.
+/// Decode `min(out.len(), bytes.len() / 12)` whole records of the current
+/// format version ([`VERSION`]) from `bytes` into `out`.
 ///
 /// `offset` is the byte offset of `bytes[0]` in the file (for error messages).
 /// On a bad record returns its error; `out` before it holds the decoded bundles.
@@ -390,7 +425,17 @@ pub fn decode_records(
     offset: u64,
     out: &mut [CycleEvents],
 ) -> Result<usize, StreamError> {
-    match decode_inner::<true>(bytes, offset, out) {
+    decode_records_of(VERSION, bytes, offset, out)
+}
+
+/// [`decode_records`] for records of a stream of format `version`.
+fn decode_records_of(
+    version: u16,
+    bytes: &[u8],
+    offset: u64,
+    out: &mut [CycleEvents],
+) -> Result<usize, StreamError> {
+    match decode_inner::<true>(bytes, offset, out, flag_bits(version)) {
         (n, None) => Ok(n),
         (_, Some(e)) => Err(e),
     }
@@ -398,11 +443,11 @@ pub fn decode_records(
 
 /// Decode a whole binary stream held in memory (header and records).
 pub fn decode_bin(bytes: &[u8]) -> Result<(Params, Vec<CycleEvents>), StreamError> {
-    let (params, header_len) = parse_header(bytes)?;
+    let (params, header_len, version) = parse_header_version(bytes)?;
     let recs = &bytes[header_len..];
     let n = recs.len() / RECORD_SIZE;
     let mut out = vec![CycleEvents::default(); n];
-    decode_records(recs, header_len as u64, &mut out)?;
+    decode_records_of(version, recs, header_len as u64, &mut out)?;
     let rest = recs.len() % RECORD_SIZE;
     if rest != 0 {
         return Err(StreamError::TruncatedRecord {
@@ -435,6 +480,8 @@ pub struct BinReader<R> {
     path: String,
     params: Params,
     header_len: u64,
+    /// The stream's format version.
+    version: u16,
     buf: Box<[u8]>,
     /// Unread bytes are `buf[start..end]`.
     start: usize,
@@ -462,7 +509,7 @@ impl<R: Read> BinReader<R> {
     pub fn with_path(mut inner: R, path: &str) -> Result<Self, StreamError> {
         let mut fixed = [0u8; FIXED_LEN];
         let got = read_up_to(&mut inner, &mut fixed).map_err(|e| StreamError::io(path, e))?;
-        let header_len = check_fixed(&fixed[..got])?;
+        let (header_len, version) = check_fixed(&fixed[..got])?;
         let mut header = vec![0u8; header_len];
         header[..FIXED_LEN].copy_from_slice(&fixed);
         let got = FIXED_LEN
@@ -480,6 +527,7 @@ impl<R: Read> BinReader<R> {
             path: path.to_string(),
             params,
             header_len: header_len as u64,
+            version,
             buf: vec![0u8; BUF_RECORDS * RECORD_SIZE].into_boxed_slice(),
             start: 0,
             end: 0,
@@ -496,6 +544,11 @@ impl<R: Read> BinReader<R> {
     /// The parameters from the header.
     pub fn params(&self) -> &Params {
         &self.params
+    }
+
+    /// The stream's format version (from its header).
+    pub fn version(&self) -> u16 {
+        self.version
     }
 
     /// The header's length in bytes: the byte offset of the first record.
@@ -550,7 +603,12 @@ impl<R: Read> BinReader<R> {
                 size: RECORD_SIZE as u64,
             });
         }
-        let (n, err) = decode_inner::<false>(&self.buf[self.start..self.end], self.offset, out);
+        let (n, err) = decode_inner::<false>(
+            &self.buf[self.start..self.end],
+            self.offset,
+            out,
+            flag_bits(self.version),
+        );
         self.start += n * RECORD_SIZE;
         self.offset += (n * RECORD_SIZE) as u64;
         if let Some(e) = err {

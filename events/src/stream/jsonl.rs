@@ -1,7 +1,7 @@
 //! The JSON Lines stream format: a header line, then one bundle a line.
 //!
 //! ```text
-//! {"format":"cpistack-events","version":1,"params":{"rob_entries":128,...}}
+//! {"format":"cpistack-events","version":2,"params":{"rob_entries":128,...}}
 //! # a comment
 //! {"dispatched":2,"dispatched_branches":1}
 //! {}
@@ -13,6 +13,9 @@
 //! and duplicate keys are an error, in the header too. Blank lines and lines whose
 //! first non-blank character is `#` are comments, anywhere. Line numbers in errors
 //! count every physical line from 1.
+//!
+//! Version 2 added the bundle field `backend_full`; a version-1 stream reads as
+//! it did (`backend_full` false) and may not name the field.
 
 use std::fmt;
 use std::io::{BufRead, Read, Write};
@@ -26,12 +29,14 @@ use crate::{CycleEvents, FetchStall, HeadCause, Params, Squash};
 
 /// The `format` value of the header line.
 pub const FORMAT_NAME: &str = "cpistack-events";
-/// The JSONL format version this code writes and reads.
-pub const VERSION: u64 = 1;
+/// The JSONL format version this code writes (it reads 1 to this).
+pub const VERSION: u64 = 2;
+/// The bundle fields a version-1 stream does not have.
+const V2_FIELDS: [&str; 1] = ["backend_full"];
 /// The longest line a reader accepts, in bytes (without the line end).
 pub const MAX_LINE: usize = 1 << 16;
 
-const BUNDLE_FIELDS: [&str; 11] = [
+const BUNDLE_FIELDS: [&str; 12] = [
     "count_enable",
     "fetch_stall",
     "fetched_branches",
@@ -43,6 +48,7 @@ const BUNDLE_FIELDS: [&str; 11] = [
     "squash",
     "retired",
     "head",
+    "backend_full",
 ];
 
 const PARAM_FIELDS: [&str; 8] = [
@@ -197,6 +203,9 @@ fn encode_line(ev: &CycleEvents, out: &mut Vec<u8>) {
     if ev.head != d.head {
         put!("head", "\"{}\"", ev.head.name());
     }
+    if ev.backend_full {
+        put!("backend_full", "true");
+    }
     if first {
         out.push(b'{');
     }
@@ -211,6 +220,8 @@ pub struct JsonlReader<R> {
     inner: R,
     path: String,
     params: Params,
+    /// The stream's format version (from its header).
+    version: u64,
     /// Physical lines read so far (the number of the last line read).
     line_no: u64,
     buf: Vec<u8>,
@@ -235,6 +246,7 @@ impl<R: BufRead> JsonlReader<R> {
             inner,
             path: path.to_string(),
             params: Params::default(),
+            version: VERSION,
             line_no: 0,
             buf: Vec::with_capacity(256),
             failed: false,
@@ -253,13 +265,18 @@ impl<R: BufRead> JsonlReader<R> {
             }
             Line::Text(t, n) => (t, n),
         };
-        r.params = parse_header(text.0, text.1)?;
+        (r.params, r.version) = parse_header(text.0, text.1)?;
         Ok(r)
     }
 
     /// The parameters from the header.
     pub fn params(&self) -> &Params {
         &self.params
+    }
+
+    /// The stream's format version (from its header).
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     /// The physical line number (from 1, comments included) of the last line
@@ -324,9 +341,16 @@ impl<R: BufRead> JsonlReader<R> {
     }
 
     fn read_one(&mut self) -> Result<Option<CycleEvents>, StreamError> {
+        let version = self.version;
         match self.next_line()? {
             Line::End => Ok(None),
-            Line::Text(t, line) => parse_bundle(t, line).map(Some),
+            Line::Text(t, line) => {
+                let ev = parse_bundle(t, line)?;
+                if version < 2 {
+                    older_fields(t, line, version)?;
+                }
+                Ok(Some(ev))
+            }
         }
     }
 }
@@ -418,7 +442,28 @@ fn quoted(raw: &RawValue) -> String {
     }
 }
 
-fn parse_header(text: &str, line: u64) -> Result<Params, StreamError> {
+/// A bundle line of a version-`version` stream (before 2) that names a field
+/// of a later version is refused, naming the field.
+fn older_fields(text: &str, line: u64, version: u64) -> Result<(), StreamError> {
+    // the line parsed as a bundle, so it is an object with known keys
+    let m = members(text).map_err(|e| StreamError::BadJson {
+        line,
+        msg: serde_msg(&e),
+    })?;
+    match m.iter().find(|(k, _)| V2_FIELDS.contains(&k.as_str())) {
+        Some((k, _)) => Err(StreamError::BadField {
+            line,
+            field: k.clone(),
+            msg: format!(
+                "a field of format version 2, in a stream whose header says version {version}"
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The parameters and the format version of a header line.
+fn parse_header(text: &str, line: u64) -> Result<(Params, u64), StreamError> {
     let bad = |msg: String| StreamError::BadHeader { line, msg };
     let expect = format!(
         "the first line must be {{\"format\":\"{FORMAT_NAME}\",\"version\":{VERSION},\"params\":{{...}}}}"
@@ -444,8 +489,8 @@ fn parse_header(text: &str, line: u64) -> Result<Params, StreamError> {
         }
         None => return Err(bad(format!("no `format` field; {expect}"))),
     }
-    match get("version").map(|v| (v, serde_json::from_str::<u64>(v.get()))) {
-        Some((_, Ok(VERSION))) => {}
+    let version = match get("version").map(|v| (v, serde_json::from_str::<u64>(v.get()))) {
+        Some((_, Ok(v @ 1..=VERSION))) => v,
         Some((_, Ok(found))) => {
             return Err(StreamError::UnsupportedVersion {
                 at: super::Location::Line(line),
@@ -455,10 +500,13 @@ fn parse_header(text: &str, line: u64) -> Result<Params, StreamError> {
             })
         }
         Some((v, Err(_))) => {
-            return Err(bad(format!("`version` is {}, expected {VERSION}", v.get())))
+            return Err(bad(format!(
+                "`version` is {}, expected an integer 1..={VERSION}",
+                v.get()
+            )))
         }
         None => return Err(bad("no `version` field".into())),
-    }
+    };
     if let Some((k, _)) = top
         .iter()
         .find(|(k, _)| !["format", "version", "params"].contains(&k.as_str()))
@@ -508,7 +556,7 @@ fn parse_header(text: &str, line: u64) -> Result<Params, StreamError> {
         at: Location::Line(line),
         source: e,
     })?;
-    Ok(params)
+    Ok((params, version))
 }
 
 /// The first key of `m` that occurs a second time.
@@ -545,7 +593,9 @@ pub(crate) fn parse_bundle(text: &str, line: u64) -> Result<CycleEvents, StreamE
     for (i, (k, v)) in m.iter().enumerate() {
         const BYTE: &str = "an integer 0..=255";
         let r = match k.as_str() {
-            "count_enable" | "fe_redirect" => scalar::<bool>(v, "true or false").map(drop),
+            "count_enable" | "fe_redirect" | "backend_full" => {
+                scalar::<bool>(v, "true or false").map(drop)
+            }
             "fetch_stall" => value::<FetchStall>(v, "a string").map(drop),
             "head" => value::<HeadCause>(v, "a string").map(drop),
             "squash" => {

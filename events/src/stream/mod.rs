@@ -4,7 +4,7 @@
 //! `docs/event-stream.md`.
 //!
 //! - [`JsonlWriter`] / [`JsonlReader`]: a header line
-//!   `{"format":"cpistack-events","version":1,"params":{...}}`, then one bundle a line.
+//!   `{"format":"cpistack-events","version":2,"params":{...}}`, then one bundle a line.
 //! - [`BinWriter`] / [`BinReader`]: a 48-byte header (magic, version, header length,
 //!   record size, parameters), then one [`RECORD_SIZE`]-byte little-endian record a cycle.
 //!   [`BinReader::read_batch`] and [`decode_records`] are the fast paths.
@@ -29,8 +29,9 @@ use thiserror::Error;
 use crate::{CycleEvents, ParamError, Params};
 
 pub use bin::{
-    decode_bin, decode_records, encode_record, parse_header, BinReader, BinWriter, HEADER_LEN,
-    MAGIC, RECORD_SIZE, VERSION as BIN_VERSION,
+    decode_bin, decode_records, encode_record, parse_header, parse_header_version, BinReader,
+    BinWriter, HEADER_LEN, MAGIC, MIN_VERSION as BIN_MIN_VERSION, RECORD_SIZE,
+    VERSION as BIN_VERSION,
 };
 pub use jsonl::{
     bundle_json, JsonlReader, JsonlWriter, FORMAT_NAME, MAX_LINE, VERSION as JSONL_VERSION,
@@ -120,7 +121,7 @@ pub enum StreamError {
     #[error("line {line}: bad header: {msg}")]
     BadHeader { line: u64, msg: String },
     /// A format version this reader does not know.
-    #[error("{at}: {format} stream format version {found} is not supported (this reader reads version {supported})")]
+    #[error("{at}: {format} stream format version {found} is not supported (this reader reads versions 1 to {supported})")]
     UnsupportedVersion {
         /// The header line (JSONL) or the version field's byte (binary).
         at: Location,

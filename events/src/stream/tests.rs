@@ -62,6 +62,7 @@ fn sample_bundles(seed: u64) -> Vec<CycleEvents> {
                     squash,
                     retired: x.rotate_left(3),
                     head,
+                    backend_full: i % 5 == 1,
                 });
             }
         }
@@ -79,6 +80,7 @@ fn sample_bundles(seed: u64) -> Vec<CycleEvents> {
             squash: Squash::Flush(u16::from(x) * 257),
             retired: x,
             head: HeadCause::Other,
+            backend_full: x != 0,
         });
     }
     let mut rng = Rng(seed | 1);
@@ -100,6 +102,7 @@ fn sample_bundles(seed: u64) -> Vec<CycleEvents> {
             },
             retired: rng.byte(),
             head: HeadCause::ALL[(r >> 8) as usize % 6],
+            backend_full: r & (1 << 40) != 0,
         });
     }
     v
@@ -160,7 +163,7 @@ fn jsonl_reads_full_serde_form_and_writes_compact_lines() {
     println!("seed {seed:#x}");
     let evs = sample_bundles(seed);
     let mut text = format!(
-        "{{\"format\":\"cpistack-events\",\"version\":1,\"params\":{}}}\n",
+        "{{\"format\":\"cpistack-events\",\"version\":2,\"params\":{}}}\n",
         serde_json::to_string(&odd_params()).unwrap()
     );
     for ev in &evs {
@@ -187,13 +190,18 @@ fn jsonl_reads_full_serde_form_and_writes_compact_lines() {
                 head: HeadCause::L2d,
                 ..CycleEvents::default()
             },
+            CycleEvents {
+                head: HeadCause::L1d,
+                backend_full: true,
+                ..CycleEvents::default()
+            },
         ],
     ))
     .unwrap();
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(
         lines[0],
-        "{\"format\":\"cpistack-events\",\"version\":1,\"params\":{\"rob_entries\":128,\
+        "{\"format\":\"cpistack-events\",\"version\":2,\"params\":{\"rob_entries\":128,\
          \"fmt_rows\":64,\"local_bits\":16,\"global_bits\":48,\"variant\":\"fmt\",\
          \"fetch_width\":8,\"dispatch_width\":4,\"retire_width\":4}}"
     );
@@ -206,6 +214,69 @@ fn jsonl_reads_full_serde_form_and_writes_compact_lines() {
         lines[3],
         "{\"count_enable\":false,\"squash\":{\"flush\":3},\"head\":\"l2d\"}"
     );
+    assert_eq!(lines[4], "{\"head\":\"l1d\",\"backend_full\":true}");
+}
+
+/// A version-1 stream (before `backend_full`) reads as it did, with
+/// `backend_full` false, in both formats; one that uses the field is refused,
+/// naming the line or byte and the field.
+#[test]
+fn version_1_streams_read_as_before_and_may_not_use_backend_full() {
+    let seed = 0x5eed_0011;
+    println!("seed {seed:#x}");
+    let evs: Vec<CycleEvents> = sample_bundles(seed)
+        .into_iter()
+        .map(|ev| CycleEvents {
+            backend_full: false,
+            ..ev
+        })
+        .collect();
+    // JSONL: the same lines under a version-1 header
+    let v2 = String::from_utf8(to_jsonl(&odd_params(), &evs)).unwrap();
+    let v1 = v2.replacen("\"version\":2", "\"version\":1", 1);
+    assert_ne!(v1, v2);
+    let mut r = JsonlReader::new(v1.as_bytes()).unwrap();
+    assert_eq!(r.version(), 1);
+    let got: Vec<_> = r.by_ref().map(Result::unwrap).collect();
+    assert_eq!(got, evs);
+    let bad = format!("{}{{}}\n{{\"backend_full\":false}}\n", HDR);
+    match read_jsonl_all(bad.as_bytes()).unwrap_err() {
+        StreamError::BadField {
+            line: 3,
+            field,
+            msg,
+        } => {
+            assert_eq!(field, "backend_full");
+            assert!(
+                msg.contains("version 2") && msg.contains("version 1"),
+                "{msg}"
+            );
+        }
+        e => panic!("{e}"),
+    }
+    // binary: the same records under a version-1 header
+    let mut b = to_bin(&odd_params(), &evs);
+    set_u16(&mut b, 8, 1);
+    let r = BinReader::new(&b[..]).unwrap();
+    assert_eq!(r.version(), 1);
+    assert_eq!(read_bin_all(&b).unwrap().1, evs);
+    assert_eq!(decode_bin(&b).unwrap().1, evs);
+    let rec = 7;
+    b[HEADER_LEN + rec * RECORD_SIZE + 6] |= 4;
+    for e in [read_bin_all(&b).unwrap_err(), decode_bin(&b).unwrap_err()] {
+        match e {
+            StreamError::OutOfRange {
+                at: Location::Offset(o),
+                field: "flags",
+                legal,
+                ..
+            } => {
+                assert_eq!(o as usize, HEADER_LEN + rec * RECORD_SIZE + 6);
+                assert!(legal.contains("version 1"), "{legal}");
+            }
+            e => panic!("{e}"),
+        }
+    }
 }
 
 #[test]
@@ -426,7 +497,7 @@ fn jsonl_header_errors() {
         // a number is quoted as written, however large
         (
             "{\"format\":\"cpistack-events\",\"version\":18446744073709551616,\"params\":{}}\n",
-            "`version` is 18446744073709551616, expected 1",
+            "`version` is 18446744073709551616, expected an integer 1..=2",
         ),
         (
             "{\"format\":\"cpistack-events\",\"version\":1,\"params\":{},\"version\":1}\n",
@@ -468,7 +539,7 @@ fn jsonl_header_errors() {
         e => panic!("{e:?}"),
     }
     let e =
-        JsonlReader::new(&b"\n{\"format\":\"cpistack-events\",\"version\":2,\"params\":{}}\n"[..])
+        JsonlReader::new(&b"\n{\"format\":\"cpistack-events\",\"version\":3,\"params\":{}}\n"[..])
             .err()
             .unwrap();
     assert!(
@@ -477,8 +548,8 @@ fn jsonl_header_errors() {
             StreamError::UnsupportedVersion {
                 at: Location::Line(2),
                 format: Format::Jsonl,
-                found: 2,
-                supported: 1
+                found: 3,
+                supported: 2
             }
         ),
         "{e}"
@@ -645,16 +716,17 @@ fn bin_header_layout_is_as_documented() {
             squash: Squash::Flush(0x1234),
             retired: 6,
             head: HeadCause::Longlat,
+            backend_full: true,
         }],
     );
     let want_header: [u8; 48] = [
         0x89, b'C', b'P', b'I', b'E', b'V', b'\r', b'\n', // magic
-        1, 0, 48, 0, 12, 0, 0, 0, // version, header length, record size, reserved
+        2, 0, 48, 0, 12, 0, 0, 0, // version, header length, record size, reserved
         37, 0, 0, 0, 8, 0, 0, 0, 5, 0, 0, 0, 9, 0, 0, 0, // rob, rows, local, global
         1, 0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 7, 0, 0, 0, // variant sfmt, widths
     ];
     assert_eq!(bytes[..48], want_header);
-    assert_eq!(bytes[48..], [1, 2, 3, 4, 5, 6, 0b11, 2, 4, 2, 0x34, 0x12]);
+    assert_eq!(bytes[48..], [1, 2, 3, 4, 5, 6, 0b111, 2, 4, 2, 0x34, 0x12]);
 }
 
 #[test]
@@ -743,7 +815,7 @@ fn bin_corrupted_header() {
     ));
 
     let mut b = good.clone();
-    set_u16(&mut b, 8, 2);
+    set_u16(&mut b, 8, 3);
     let e = read_bin_all(&b).unwrap_err();
     assert!(
         matches!(
@@ -751,8 +823,8 @@ fn bin_corrupted_header() {
             StreamError::UnsupportedVersion {
                 at: Location::Offset(8),
                 format: Format::Bin,
-                found: 2,
-                supported: 1
+                found: 3,
+                supported: 2
             }
         ),
         "{e}"
@@ -829,7 +901,7 @@ fn bin_corrupted_record_names_offset_and_field() {
     let rec = 200;
     let base = HEADER_LEN + rec * RECORD_SIZE;
     for (pos, val, field) in [
-        (6usize, 0x04u8, "flags"),
+        (6usize, 0x08u8, "flags"),
         (6, 0x80, "flags"),
         (7, 4, "fetch_stall"),
         (7, 7, "fetch_stall"),
@@ -929,9 +1001,9 @@ fn bin_every_byte_value_in_every_record_position_is_exact_or_rejected() {
             }
         }
     }
-    // 8 free bytes x 256 (the id is free with a squash kind), flags 4, fetch_stall 4,
+    // 8 free bytes x 256 (the id is free with a squash kind), flags 8, fetch_stall 4,
     // squash_kind 2 (0 is rejected while the id is nonzero), head 6.
-    assert_eq!(accepted, 8 * 256 + 4 + 4 + 2 + 6);
+    assert_eq!(accepted, 8 * 256 + 8 + 4 + 2 + 6);
 }
 
 fn temp(name: &str) -> std::path::PathBuf {
