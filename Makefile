@@ -146,7 +146,10 @@ paper: release
 
 ## sweep: beyond the paper: the stacks study on variants of the machine, one key
 ## varied at a time (ROB, load/store queue, frontend depth, memory latency, a
-## stride prefetcher), 1 M instructions per run, into report/sweep/ (about 3
-## minutes on a 2-vCPU AMD EPYC; docs/accuracy.md discusses the result).
+## stride prefetcher), 1 M instructions per run, into report/sweep/; then the
+## machines whose load/store queue fills first again with the paper's unit
+## (no backend_full) into report/sweep-paper-unit/ (about 4 minutes on a
+## 2-vCPU AMD EPYC; docs/accuracy.md discusses the result).
 sweep: release
 	$(BIN) sweep --instructions 1000000 --vary core.rob_entries=64,256 --vary core.lsq_entries=32,128 --vary core.frontend_stages=10 --vary memory_latency=100,500 --vary prefetch.kind=stride --out report/sweep
+	$(BIN) sweep --instructions 1000000 --set core.report_backend_full=false --vary core.rob_entries=256 --vary core.lsq_entries=32 --out report/sweep-paper-unit

@@ -523,6 +523,36 @@ impl Config {
         Ok(node.clone())
     }
 
+    /// The dotted keys whose values differ from `other`'s, in the
+    /// configuration's order, each with this configuration's value as
+    /// written in a `--set` (`core.rob_entries=256`, `prefetch.kind=stride`).
+    pub fn differences(&self, other: &Config) -> Vec<String> {
+        fn walk(a: &serde_json::Value, b: &serde_json::Value, path: &str, out: &mut Vec<String>) {
+            match (a, b) {
+                (serde_json::Value::Object(x), serde_json::Value::Object(y)) => {
+                    for (k, v) in x {
+                        let p = if path.is_empty() {
+                            k.clone()
+                        } else {
+                            format!("{path}.{k}")
+                        };
+                        walk(v, y.get(k).unwrap_or(&serde_json::Value::Null), &p, out);
+                    }
+                }
+                _ if a != b => out.push(match a {
+                    serde_json::Value::String(s) => format!("{path}={s}"),
+                    v => format!("{path}={v}"),
+                }),
+                _ => {}
+            }
+        }
+        let a = serde_json::to_value(self).expect("config serialises");
+        let b = serde_json::to_value(other).expect("config serialises");
+        let mut out = Vec::new();
+        walk(&a, &b, "", &mut out);
+        out
+    }
+
     /// This configuration with (existing) dotted `key` set to `v`, if `v` has its type.
     fn with_value(&self, key: &str, v: serde_json::Value) -> Result<Config, serde_json::Error> {
         let mut root = serde_json::to_value(self).expect("config serialises");
@@ -944,6 +974,37 @@ mod tests {
         assert_eq!(c.l1i.ways, 1);
         assert_eq!(c.l2.latency, 9);
         assert_eq!(c.memory_latency, 250);
+    }
+
+    #[test]
+    fn differences_name_each_changed_key_as_a_set() {
+        let mut c = Config::default();
+        assert_eq!(c.differences(&Config::default()), Vec::<String>::new());
+        for kv in [
+            "prefetch.kind=stride",
+            "core.report_backend_full=false",
+            "core.rob_entries=256",
+            "ideal.l2d=true",
+        ] {
+            c.set(kv).unwrap();
+        }
+        let d = c.differences(&Config::default());
+        let mut want = vec![
+            "core.report_backend_full=false",
+            "core.rob_entries=256",
+            "ideal.l2d=true",
+            "prefetch.kind=stride",
+        ];
+        want.sort_unstable();
+        let mut got = d.clone();
+        got.sort_unstable();
+        assert_eq!(got, want);
+        // each reads back as the `--set` that makes it
+        let mut back = Config::default();
+        for kv in &d {
+            back.set(kv).unwrap();
+        }
+        assert_eq!(back, c);
     }
 
     #[test]

@@ -158,6 +158,41 @@ fn seeds(r: &Report) -> String {
     }
 }
 
+/// The machine studied, as the `--set`s that make it from the default
+/// (the paper's Table 2 machine): empty for the default.
+pub fn machine_changes(cfg: &sim::Config) -> Vec<String> {
+    cfg.differences(&sim::Config::default())
+}
+
+/// `; machine: KEY=VALUE, ...` for a machine other than the default, else empty
+/// (the text tables' first line).
+pub fn machine_suffix(cfg: &sim::Config) -> String {
+    let d = machine_changes(cfg);
+    if d.is_empty() {
+        String::new()
+    } else {
+        format!("; machine: the default with {}", d.join(", "))
+    }
+}
+
+/// The machine in a sentence for a page: the default (the paper's Table 2),
+/// or the default with each changed key.
+pub fn machine_html(cfg: &sim::Config) -> String {
+    let d = machine_changes(cfg);
+    if d.is_empty() {
+        "the default machine (the paper's Table 2: <code>cpistack config --print</code>)".into()
+    } else {
+        let keys: Vec<String> = d
+            .iter()
+            .map(|k| format!("<code>{}</code>", esc(k)))
+            .collect();
+        format!(
+            "the default machine (the paper's Table 2) with {}",
+            keys.join(", ")
+        )
+    }
+}
+
 /// `x`, or 0 when it rounds to zero at `decimals` (a tiny negative
 /// component, a cycle or two, would print as `-0.0`).
 fn no_minus_zero(x: f64, decimals: i32) -> f64 {
@@ -185,10 +220,11 @@ pub fn text(r: &Report) -> String {
     let w = name_width(r);
     let _ = writeln!(
         s,
-        "CPI stacks: {} instructions after {} of warm-up per run{}; shares of the real run's cycles (%), reference = standard order",
+        "CPI stacks: {} instructions after {} of warm-up per run{}{}; shares of the real run's cycles (%), reference = standard order",
         r.instructions,
         r.warmup,
-        seeds(r)
+        seeds(r),
+        machine_suffix(&r.config)
     );
     let _ = write!(s, "{:<w$} {:>6} ", "workload", "CPI");
     for c in COMPONENTS {
@@ -320,10 +356,11 @@ pub fn html(r: &Report) -> String {
          difference, over the components, between its share of the cycles and the \
          standard-order reference's, in percentage points (docs/accuracy.md defines each \
          method and discusses what the comparison depends on). {} instructions per run \
-         after {} of warm-up{}.</p>",
+         after {} of warm-up{}, on {}.</p>",
         r.instructions,
         r.warmup,
-        seeds(r)
+        seeds(r),
+        machine_html(&r.config)
     );
     s.push_str("<h2>Summary: error against the standard-order reference, percentage points (avg / max over the workloads)</h2>\n<table><tr><th>set</th>");
     for m in COMPARED {
@@ -1536,7 +1573,27 @@ pub fn xml_well_formed(s: &str) -> std::result::Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::no_minus_zero;
+    use super::{machine_html, machine_suffix, no_minus_zero};
+
+    /// A report names its machine: nothing extra in the text for the
+    /// default, each changed key as its `--set` otherwise, escaped in a page.
+    #[test]
+    fn a_report_names_its_machine() {
+        let mut c = sim::Config::default();
+        assert_eq!(machine_suffix(&c), "");
+        assert!(machine_html(&c).starts_with("the default machine (the paper's Table 2"));
+        c.set("core.lsq_entries=32").unwrap();
+        c.set("prefetch.kind=stride").unwrap();
+        assert_eq!(
+            machine_suffix(&c),
+            "; machine: the default with core.lsq_entries=32, prefetch.kind=stride"
+        );
+        assert_eq!(
+            machine_html(&c),
+            "the default machine (the paper's Table 2) with <code>core.lsq_entries=32</code>, \
+             <code>prefetch.kind=stride</code>"
+        );
+    }
 
     /// A component of a cycle or two below zero prints as 0.0, not -0.0; a
     /// real negative share keeps its sign.

@@ -224,11 +224,12 @@ pub fn text(points: &[(Point, Report)]) -> String {
     };
     let _ = writeln!(
         s,
-        "Sweep: {} instructions after {} of warm-up per run, {} {} per point; error = max over components of |share - reference share| (pp) against the standard-order reference, average / maximum over the studies",
+        "Sweep: {} instructions after {} of warm-up per run, {} {} per point{}; error = max over components of |share - reference share| (pp) against the standard-order reference, average / maximum over the studies",
         r0.instructions,
         r0.warmup,
         r0.studies.len(),
-        if r0.studies.len() == 1 { "study" } else { "studies" }
+        if r0.studies.len() == 1 { "study" } else { "studies" },
+        super::output::machine_suffix(&r0.config).replace("; machine:", "; base machine:")
     );
     let w = points
         .iter()
@@ -281,7 +282,7 @@ pub fn sweep_html(points: &[(Point, Report)]) -> String {
          method's error (the largest difference, over the components, between its share of \
          the cycles and the standard-order reference's, in percentage points), averaged \
          and maximised over the {} {} ({} instructions per run after {} of warm-up). Each \
-         point links to its own report.</p>",
+         point links to its own report. The base machine is {}.</p>",
         r0.studies.len(),
         if r0.studies.len() == 1 {
             "study"
@@ -289,7 +290,8 @@ pub fn sweep_html(points: &[(Point, Report)]) -> String {
             "studies"
         },
         r0.instructions,
-        r0.warmup
+        r0.warmup,
+        super::output::machine_html(&r0.config)
     );
     s.push_str("<table><tr><th>machine</th>");
     for m in COMPARED {
