@@ -181,6 +181,15 @@ const RULE_NAMES: &[&str] = &[
     "none", "rule1", "rule2", "rule3", "rule4", "rule5", "rule6", "rule7", "rule8", "rule9",
 ];
 
+/// The name of physical row `r` of a table of `rows` rows: `row` and the
+/// number zero-padded to the digits of the largest (at least 2: `row07`,
+/// `row127`, `row007` at 128 rows), so that the rows sort in order by name
+/// in a waveform viewer's signal list.
+pub fn row_name(r: usize, rows: u32) -> String {
+    let digits = (rows.saturating_sub(1).max(1).ilog10() + 1).max(2) as usize;
+    format!("row{r:0digits$}")
+}
+
 /// Indices of the variables (in declaration order).
 #[derive(Default)]
 struct Ix {
@@ -432,19 +441,20 @@ impl<W: Write> VcdTracer<W> {
         }
         let rows = params.fmt_rows as usize;
         for r in 0..rows {
-            let i = d.reg(&format!("row{r:02}_rob_id"), w.rob_id)?;
+            let g = row_name(r, params.fmt_rows);
+            let i = d.reg(&format!("{g}_rob_id"), w.rob_id)?;
             if r == 0 {
                 ix.row0 = i;
             }
-            d.reg(&format!("row{r:02}_penalty"), w.local)?;
-            d.reg(&format!("row{r:02}_mispredict"), 1)?;
-            d.reg(&format!("row{r:02}_done"), 1)?;
+            d.reg(&format!("{g}_penalty"), w.local)?;
+            d.reg(&format!("{g}_mispredict"), 1)?;
+            d.reg(&format!("{g}_done"), 1)?;
             if fmt {
-                d.reg(&format!("row{r:02}_l1i"), w.local)?;
-                d.reg(&format!("row{r:02}_l2i"), w.local)?;
-                d.reg(&format!("row{r:02}_itlb"), w.local)?;
+                d.reg(&format!("{g}_l1i"), w.local)?;
+                d.reg(&format!("{g}_l2i"), w.local)?;
+                d.reg(&format!("{g}_itlb"), w.local)?;
             }
-            d.enumeration(&format!("row{r:02}_state"), 2, ROW_STATE_NAMES, false)?;
+            d.enumeration(&format!("{g}_state"), 2, ROW_STATE_NAMES, false)?;
         }
         d.up()?;
 
@@ -1146,7 +1156,7 @@ pub fn gtkw_for(p: &Params, dumpfile: &str) -> String {
     group(&mut out, "rows", false);
     for r in 0..p.fmt_rows.min(8) {
         let closed = r >= 3;
-        let g = format!("row{r:02}");
+        let g = row_name(r as usize, p.fmt_rows);
         group(&mut out, &g, closed);
         named(&mut out, &format!("top.fmt.{g}_state"));
         trace(

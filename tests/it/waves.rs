@@ -109,7 +109,7 @@ fn regs(u: &hw::Unit, out: &mut BTreeMap<String, V>) {
         };
     }
     for (r, &(code, name)) in state.iter().enumerate() {
-        let n = format!("top.fmt.row{r:02}");
+        let n = format!("top.fmt.{}", cpistack::waves::row_name(r, p.fmt_rows));
         out.insert(format!("{n}_state"), V::Bits(code));
         out.insert(format!("{n}_state_s"), V::Str(name.into()));
         out.insert(format!("{n}_rob_id"), V::Bits(u.row_rob_id(r) as u64));
@@ -264,12 +264,30 @@ fn scenario_waves_are_valid_and_round_trip() {
     }
 }
 
+/// Row names sort in row order by name, at every legal table size.
+#[test]
+fn row_names_sort_in_row_order() {
+    use cpistack::waves::row_name;
+    assert_eq!(row_name(7, 64), "row07");
+    assert_eq!(row_name(0, 2), "row00");
+    assert_eq!(row_name(7, 128), "row007");
+    assert_eq!(row_name(255, 256), "row255");
+    for rows in [2u32, 4, 8, 16, 32, 64, 128, 256] {
+        let names: Vec<String> = (0..rows as usize).map(|r| row_name(r, rows)).collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted, "{rows} rows");
+    }
+}
+
 #[test]
 fn random_stress_round_trip_both_variants_small_and_default() {
     let dir = tmp("rand");
     for (k, set) in [
         vec![],
         vec![("fmt_rows", "4"), ("local_bits", "3"), ("rob_entries", "9")],
+        // three-digit row names (row000..row127)
+        vec![("fmt_rows", "128"), ("rob_entries", "256")],
     ]
     .into_iter()
     .enumerate()
