@@ -73,11 +73,12 @@ enum Mix {
     /// About one branch in six instructions, a misprediction every ~100
     /// instructions, I-miss and ROB-full episodes (the benchmark mix).
     Realistic,
-    /// Everything often: redirects, flushes, saturation, counting toggles.
+    /// Everything often: redirects, flushes, saturation, counting toggles,
+    /// backend-full episodes.
     Stress,
     /// Nearly every instruction a branch, resolved late: the table fills up
     /// at any size (`--set fmt_rows=256 --set rob_entries=512`), with the
-    /// stress mix's other events.
+    /// stress mix's other events but its backend-full episodes.
     Fill,
 }
 

@@ -196,6 +196,10 @@ pub struct RunReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<sim::trace::TraceStats>,
     pub seed: u64,
+    /// The machine: the configuration keys that differ from the default
+    /// (the paper's Table 2), each as the `--set` that makes it; empty for
+    /// the default ([`sim::Config::differences`]).
+    pub machine: Vec<String>,
     pub warmup: u64,
     pub instructions: u64,
     pub cycles: u64,
@@ -442,6 +446,7 @@ fn simulate_core<S: sim::InstrSource>(
         workload: name,
         trace: trace_stats(core.source()),
         seed: args.seed,
+        machine: cfg.differences(&sim::Config::default()),
         warmup: args.warmup,
         instructions: st.instructions,
         cycles: st.cycles,
@@ -487,6 +492,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
             ""
         }
     );
+    if !r.machine.is_empty() {
+        crate::reportln!("  machine: the default with {}", r.machine.join(", "));
+    }
     crate::reportln!(
         "  core cycles [0, {}) warm-up, counting off; [{}, {}) measured (`--window` counts these cycles)",
         r.first_counted_cycle,

@@ -388,6 +388,21 @@ pub fn all() -> Vec<Scenario> {
             ]),
         },
         Scenario {
+            name: "backend_full_masks_refill_pending",
+            description: "the refill after a mispredicted branch has committed (refill_pending) is not charged while the backend is full, with the ROB empty",
+            params: d(),
+            bundles: seq(&[
+                (1, fetch(1)),                            // c0: B fetched
+                (1, dispatch(1, 0b1)),                    // c1: B id0
+                (1, busy().mispredict(0)),                // c2: B resolved mispredicted
+                (1, retire(1)),                           // c3: B commits first: refill_pending
+                (2, idle().backend_full()),               // c4-c5: ROB empty, store queue full
+                (1, idle()),                              // c6: refill, window open
+                (1, dispatch(1, 0)),                      // c7: the correct path enters
+                (1, retire(1)),                           // c8
+            ]),
+        },
+        Scenario {
             name: "back_to_back_mispredicts",
             description: "the first correct-path branch after a misprediction is itself mispredicted",
             params: d(),

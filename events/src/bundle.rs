@@ -229,11 +229,13 @@ pub struct CycleEvents {
     pub retired: u8,
     /// Why the ROB head did not commit this cycle.
     pub head: HeadCause,
-    /// Dispatch is stalled this cycle by a full backend structure other than
-    /// the ROB (load/store queue, issue queue, physical registers): the
-    /// unit then treats the instruction window as full, as it does a full
-    /// ROB (contract amendment, docs/spec-decisions.md). Absent from a
-    /// stream: `false`, the paper's design.
+    /// A backend structure other than the ROB (the load/store queue; on
+    /// another core an issue queue or the physical registers) is full at the
+    /// start of this cycle, a state like the unit's own `rob_full`, not
+    /// "dispatch stalled this cycle": the unit then treats the instruction
+    /// window as full, as it does a full ROB (contract amendment,
+    /// docs/spec-decisions.md). Absent from a stream: `false`, the paper's
+    /// design.
     pub backend_full: bool,
 }
 

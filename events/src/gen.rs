@@ -31,8 +31,10 @@
 //! - **flushes** `flush(x)` of a random live entry (branch or not), **`count_enable`**
 //!   off regions (warm-up and random ones), and **lulls** (no fetch, no dispatch) that
 //!   make activity bursty.
-//! - **backend-full episodes** (a full load/store or issue queue): nothing
-//!   dispatches and `backend_full` is reported, while fetch and retirement go on.
+//! - **backend-full episodes** (a full load/store or issue queue):
+//!   `backend_full` is reported, and dispatch stops in about half of the
+//!   cycles (the next instruction needs an entry) while fetch and retirement
+//!   go on.
 //!
 //! It only emits legal bundles (spec section 6). In debug builds every bundle is
 //! checked against an independent [`ProtocolState`] before it is emitted, and the
@@ -166,9 +168,9 @@ pub struct GenConfig {
     /// Lulls (no fetch, no dispatch, retirement goes on): rate per cycle, length.
     /// Together with full-width fetch otherwise, this makes activity bursty.
     pub lull: Episode,
-    /// Backend-full episodes (a full load/store or issue queue: nothing
-    /// dispatches, `backend_full` is reported, fetch and retirement go on):
-    /// rate per cycle, length.
+    /// Backend-full episodes (a full load/store or issue queue: `backend_full`
+    /// is reported, dispatch stops in about half of the cycles, fetch and
+    /// retirement go on): rate per cycle, length.
     pub backend_full: Episode,
 }
 
@@ -740,15 +742,20 @@ impl Generator {
         }
         let lull = now < self.lull_until;
         // Backend-full episodes (their own random word, drawn only when they
-        // can happen: see the module doc).
-        if self.k.backend_full != 0 && now >= self.backend_full_until {
+        // can happen: see the module doc). In an episode the queue is full
+        // from the start of each cycle; whether the next instruction needs
+        // an entry of it is a coin: dispatch stops in about half of the
+        // cycles and goes on (the instructions that need none) in the rest.
+        let mut backend_blocks = false;
+        if self.k.backend_full != 0 {
             let r = self.rand();
-            if (r as u32 & 0xffff) < self.k.backend_full {
+            if now >= self.backend_full_until && (r as u32 & 0xffff) < self.k.backend_full {
                 self.backend_full_until =
                     now + self.k.backend_full_len.draw((r >> 16) as u32 & 0xffff) as u64;
             }
+            ev.backend_full = now < self.backend_full_until;
+            backend_blocks = ev.backend_full && (r >> 32) & 1 == 0;
         }
-        ev.backend_full = now < self.backend_full_until;
 
         // Retire (spec 4.2 order: before fetch, which needs the rows it frees).
         let mut ret = 0u32;
@@ -867,7 +874,7 @@ impl Generator {
 
         // Dispatch.
         let old_count = self.rob_count;
-        if !lull && !ev.backend_full {
+        if !lull && !backend_blocks {
             let mut n = 0u32;
             let mut bmask = 0u8;
             let mut imask = 0u8;

@@ -50,7 +50,8 @@ pub struct Stats {
     pub rob_full_cycles: u64,
     /// Cycles with a full load/store queue and a ROB not full: dispatch stops
     /// at the next memory instruction, a backend stall that the unit's
-    /// ROB-full detection does not see (docs/accuracy.md, the machine sweep).
+    /// ROB-full detection does not see and `backend_full` reports
+    /// (docs/spec-decisions.md; docs/accuracy.md, the machine sweep).
     pub lsq_full_cycles: u64,
 }
 

@@ -88,9 +88,10 @@ impl events::Consumer for Power5 {
 /// Cycles in which a frontend miss penalty overlaps a long backend miss penalty
 /// (the paper's Table 1), measured from the bundles alone.
 ///
-/// - A cycle is *long-backend* when the window is full at its start (the ROB,
-///   or another backend structure: `backend_full`) and its head waits on an L2
-///   D-miss or a D-TLB miss (what FMT charges to `l2d`/`dtlb`).
+/// - A cycle is *long-backend* when the window is full at its start as the
+///   unit sees it (the ROB, or another backend structure: `backend_full`, so a
+///   stream without it measures the paper's full ROB only) and its head waits
+///   on an L2 D-miss or a D-TLB miss (what FMT charges to `l2d`/`dtlb`).
 /// - A cycle is *frontend* when fetch reports a stall (`fetch_stall != none`), or
 ///   when the frontend refills after a misprediction (from the squash to the next
 ///   dispatch), or, found afterwards, when a branch that turns out mispredicted

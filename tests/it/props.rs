@@ -13,8 +13,8 @@ use events::gen::{
     mutate_illegal, random_bundle, seeded_rng, Coverage, GenConfig, Generator, ProtocolState,
 };
 use events::{
-    Counter, CounterUnit, CycleEvents, FetchStall, Params, ProtocolError, RowView, Squash,
-    UnitView, Variant,
+    Counter, CounterUnit, CycleEvents, FetchStall, HeadCause, Params, ProtocolError, RowView,
+    Squash, UnitView, Variant,
 };
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -196,6 +196,10 @@ struct Expect {
     bpred: u64,
     /// Some penalty went past `2^local_bits - 1`.
     over: bool,
+    /// `l1d`, `l2d`, `dtlb`, `longlat` by spec 4.1.2 (unwrapped): counted
+    /// cycles with a full window (a full ROB, or `backend_full`) and that
+    /// head cause.
+    dside: [u64; 4],
 }
 
 impl Expect {
@@ -210,15 +214,27 @@ impl Expect {
             pen: Default::default(),
             bpred: 0,
             over: false,
+            dside: [0; 4],
         }
     }
     fn apply(&mut self, ev: &CycleEvents) {
         let p = *self.st.params();
         let fmt = p.variant == Variant::Fmt;
         let stall = ev.fetch_stall != FetchStall::None;
-        // 4.1 counts only while the window is open: the ROB not full, and
+        // 4.1.2: a full window charges the head's cause
+        let window_full = self.st.rob_full() || ev.backend_full;
+        if ev.count_enable && window_full {
+            match ev.head {
+                HeadCause::L1d => self.dside[0] += 1,
+                HeadCause::L2d => self.dside[1] += 1,
+                HeadCause::Dtlb => self.dside[2] += 1,
+                HeadCause::Longlat => self.dside[3] += 1,
+                HeadCause::None | HeadCause::Other => {}
+            }
+        }
+        // 4.1.3 counts only while the window is open: the ROB not full, and
         // no other backend structure full (`backend_full`)
-        if ev.count_enable && !self.st.rob_full() && !ev.backend_full {
+        if ev.count_enable && !window_full {
             for (row, pen) in self.st.rows().zip(self.pen.iter_mut()) {
                 // 4.1: every dispatched row not done, except a resolved
                 // mispredicted one in the cycle its correct path dispatches, or
@@ -356,9 +372,17 @@ fn check_invariants(p: &Params, v: &UnitView, rows: &[RowView], x: &Expect) -> R
         x.st.refilling(),
         x.st.refill_pending()
     );
-    // cycles and retired: exact modulo 2^global_bits, overflow flag iff wrapped.
+    // cycles, retired and the D-side counters (4.1.2): exact modulo
+    // 2^global_bits, overflow flag iff wrapped.
     let mask = p.global_mask();
-    for (k, want) in [(Counter::Cycles, x.counted), (Counter::Retired, x.retired)] {
+    for (k, want) in [
+        (Counter::Cycles, x.counted),
+        (Counter::Retired, x.retired),
+        (Counter::L1d, x.dside[0]),
+        (Counter::L2d, x.dside[1]),
+        (Counter::Dtlb, x.dside[2]),
+        (Counter::Longlat, x.dside[3]),
+    ] {
         ensure!(
             c(k) == want & mask,
             "{} = {} but {} expected (mod 2^{})",

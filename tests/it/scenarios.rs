@@ -376,6 +376,7 @@ fn table_is_complete() {
         "rob_full_masks_frontend",
         "backend_full_masks_frontend",
         "backend_full_masks_refill",
+        "backend_full_masks_refill_pending",
         "back_to_back_mispredicts",
         "wrong_path_branch_mispredict",
         "older_mispredict_after_younger_refill",
@@ -1260,6 +1261,54 @@ fn backend_full_masks_refill(#[values(Fmt, Sfmt)] v: Variant) {
                 .rob(3),
             at(10)
                 .c(&[(Cycles, 10), (Retired, 3), (L2d, 3), (Bpred, 3)])
+                .pend(0, 0, 0, 0)
+                .rob(0),
+        ],
+    );
+}
+
+/// The refill after the mispredicted branch commits (`refill_pending`) is
+/// not counted while the window is full, here by `backend_full` alone with
+/// the ROB empty (a store queue full of committed stores). Law: `d` = 1,
+/// `e` = 7: `e - d - 1` = 5 cycles minus the 2 with a full window: 3.
+///
+/// c0     fetch B -> row0
+/// c1     dispatch B id0
+/// c2     head other; pen0 1; mispredict(0): row0 mispredict, refilling
+/// c3     pen0 2; B commits: bpred += 2, refill_pending (not done)
+/// c4-c5  backend_full, ROB empty: nothing but cycles (bpred stays 2)
+/// c6     window open, nothing dispatched: refill_pending -> bpred 3
+/// c7     the correct path dispatches: not counted; clears refilling, pending
+/// c8     retire it
+/// final: cycles 9, retired 2, bpred 3
+#[rstest]
+fn backend_full_masks_refill_pending(#[values(Fmt, Sfmt)] v: Variant) {
+    check(
+        "backend_full_masks_refill_pending",
+        v,
+        &[
+            at(3)
+                .c(&[(Cycles, 3)])
+                .rows(vec![dr(0, 1, true, false), fr()])
+                .refill(true, false),
+            at(4)
+                .c(&[(Cycles, 4), (Retired, 1), (Bpred, 2)])
+                .rows(vec![fr()])
+                .refill(true, true)
+                .rob(0),
+            at(6)
+                .c(&[(Cycles, 6), (Retired, 1), (Bpred, 2)])
+                .refill(true, true)
+                .full(false),
+            at(7)
+                .c(&[(Cycles, 7), (Retired, 1), (Bpred, 3)])
+                .refill(true, true),
+            at(8)
+                .c(&[(Cycles, 8), (Retired, 1), (Bpred, 3)])
+                .refill(false, false)
+                .rob(1),
+            at(9)
+                .c(&[(Cycles, 9), (Retired, 2), (Bpred, 3)])
                 .pend(0, 0, 0, 0)
                 .rob(0),
         ],

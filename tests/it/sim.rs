@@ -185,6 +185,12 @@ fn backend_full_charges_the_wait_when_the_load_store_queue_fills_first() {
         simulate(&a).unwrap_or_else(|e| panic!("report {report}: {e:#}"))
     };
     let (on, off) = (run(true), run(false));
+    // the report names its machine: what differs from the default
+    assert_eq!(on.machine, ["core.lsq_entries=32"]);
+    assert_eq!(
+        off.machine,
+        ["core.lsq_entries=32", "core.report_backend_full=false"]
+    );
     assert_eq!(on.cycles, off.cycles, "reporting changes no timing");
     assert_eq!(on.stats, off.stats);
     assert!(

@@ -27,6 +27,10 @@ pub struct Coverage {
     pub backend_full: [u64; 6],
     /// Fetch-stall cycles with `backend_full` (and a ROB not full).
     pub backend_full_with_stall: u64,
+    /// Cycles with `backend_full` (and a ROB not full) that dispatch.
+    pub backend_full_with_dispatch: u64,
+    /// Cycles with `backend_full` while `refilling` or `refill_pending`.
+    pub backend_full_while_refill: u64,
     pub rob_empty: u64,
     pub mispredicts: u64,
     /// `mispredict(x)` while a younger row is already marked mispredict (an older
@@ -79,6 +83,8 @@ impl Coverage {
             if ev.backend_full {
                 self.backend_full[ev.head.bits() as usize] += 1;
                 self.backend_full_with_stall += stall as u64;
+                self.backend_full_with_dispatch += (ev.dispatched > 0) as u64;
+                self.backend_full_while_refill += (st.refilling() || st.refill_pending()) as u64;
             }
         }
         self.rob_empty += (st.rob_count() == 0) as u64;
@@ -181,6 +187,14 @@ impl Coverage {
             (
                 "backend full during a fetch stall",
                 self.backend_full_with_stall,
+            ),
+            (
+                "backend full in a cycle that dispatches",
+                self.backend_full_with_dispatch,
+            ),
+            (
+                "backend full while refilling or refill_pending",
+                self.backend_full_while_refill,
             ),
             ("rob empty", self.rob_empty),
             ("mispredict", self.mispredicts),

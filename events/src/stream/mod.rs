@@ -29,9 +29,9 @@ use thiserror::Error;
 use crate::{CycleEvents, ParamError, Params};
 
 pub use bin::{
-    decode_bin, decode_records, encode_record, parse_header, parse_header_version, BinReader,
-    BinWriter, HEADER_LEN, MAGIC, MIN_VERSION as BIN_MIN_VERSION, RECORD_SIZE,
-    VERSION as BIN_VERSION,
+    decode_bin, decode_records, decode_records_of, encode_record, parse_header,
+    parse_header_version, BinReader, BinWriter, HEADER_LEN, MAGIC, MIN_VERSION as BIN_MIN_VERSION,
+    RECORD_SIZE, VERSION as BIN_VERSION,
 };
 pub use jsonl::{
     bundle_json, JsonlReader, JsonlWriter, FORMAT_NAME, MAX_LINE, VERSION as JSONL_VERSION,

@@ -263,7 +263,18 @@ fn version_1_streams_read_as_before_and_may_not_use_backend_full() {
     assert_eq!(decode_bin(&b).unwrap().1, evs);
     let rec = 7;
     b[HEADER_LEN + rec * RECORD_SIZE + 6] |= 4;
-    for e in [read_bin_all(&b).unwrap_err(), decode_bin(&b).unwrap_err()] {
+    let (_, len, version) = parse_header_version(&b).unwrap();
+    assert_eq!((len, version), (HEADER_LEN, 1));
+    let mut out = vec![CycleEvents::default(); evs.len()];
+    let recs = &b[HEADER_LEN..];
+    // the same records as version 2 are fine; as version 1, record 7 is not
+    assert_eq!(decode_records_of(2, recs, 0, &mut out).unwrap(), evs.len());
+    assert!(out[rec].backend_full);
+    for e in [
+        read_bin_all(&b).unwrap_err(),
+        decode_bin(&b).unwrap_err(),
+        decode_records_of(1, recs, HEADER_LEN as u64, &mut out).unwrap_err(),
+    ] {
         match e {
             StreamError::OutOfRange {
                 at: Location::Offset(o),
@@ -1243,6 +1254,48 @@ fn the_documented_jsonl_example_reads() {
     assert_eq!(evs.len(), 6);
     assert_eq!(evs[3].squash, Squash::Mispredict(0));
     assert_eq!(evs[4].fetch_stall, FetchStall::L1i);
+}
+
+/// The binary example's hexdump in docs/event-stream.md is the file this code
+/// writes for the bundle and parameters it describes.
+#[test]
+fn the_documented_bin_example_is_what_is_written() {
+    let doc = include_str!("../../../docs/event-stream.md");
+    let start = doc.find("```text\n00000000  ").expect("hexdump block") + "```text\n".len();
+    let len = doc[start..].find("```").unwrap();
+    let mut bytes = Vec::new();
+    for line in doc[start..start + len].lines() {
+        // offset, then up to 16 hex bytes in two groups of 8; the comment after
+        let hex = &line[10..line.len().min(10 + 49)];
+        bytes.extend(
+            hex.split_whitespace()
+                .map(|h| u8::from_str_radix(h, 16).expect(line)),
+        );
+    }
+    let ev = CycleEvents {
+        count_enable: true,
+        fetch_stall: FetchStall::L2i,
+        fetched_branches: 1,
+        fe_redirect: true,
+        fe_squash: 2,
+        dispatched: 3,
+        dispatched_branches: 4,
+        dispatched_imiss: 5,
+        squash: Squash::Flush(4660),
+        retired: 6,
+        head: HeadCause::Longlat,
+        backend_full: true,
+    };
+    assert_eq!(bytes.len(), HEADER_LEN + RECORD_SIZE);
+    assert_eq!(bytes, to_bin(&odd_params(), &[ev]));
+    // and the bundle it quotes in JSON is that bundle
+    let q = doc
+        .find("one bundle `{\"fetch_stall\"")
+        .expect("quoted bundle")
+        + "one bundle `".len();
+    let qlen = doc[q..].find('`').unwrap();
+    let quoted: String = doc[q..q + qlen].split_whitespace().collect();
+    assert_eq!(bundle_json(&ev), quoted);
 }
 
 /// Bug: serde takes a struct from a JSON array too, so `[]` replayed as an idle
