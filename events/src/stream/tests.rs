@@ -711,25 +711,28 @@ fn bin_round_trip_is_identical() {
     assert_eq!(read_bin_all(&to_bin(&odd_params(), &long)).unwrap().1, long);
 }
 
+/// The bundle of docs/event-stream.md's binary example (with `odd_params`):
+/// every field set, the counts out of width on purpose.
+fn documented_bundle() -> CycleEvents {
+    CycleEvents {
+        count_enable: true,
+        fetch_stall: FetchStall::L2i,
+        fetched_branches: 1,
+        fe_redirect: true,
+        fe_squash: 2,
+        dispatched: 3,
+        dispatched_branches: 4,
+        dispatched_imiss: 5,
+        squash: Squash::Flush(0x1234),
+        retired: 6,
+        head: HeadCause::Longlat,
+        backend_full: true,
+    }
+}
+
 #[test]
 fn bin_header_layout_is_as_documented() {
-    let bytes = to_bin(
-        &odd_params(),
-        &[CycleEvents {
-            count_enable: true,
-            fetch_stall: FetchStall::L2i,
-            fetched_branches: 1,
-            fe_redirect: true,
-            fe_squash: 2,
-            dispatched: 3,
-            dispatched_branches: 4,
-            dispatched_imiss: 5,
-            squash: Squash::Flush(0x1234),
-            retired: 6,
-            head: HeadCause::Longlat,
-            backend_full: true,
-        }],
-    );
+    let bytes = to_bin(&odd_params(), &[documented_bundle()]);
     let want_header: [u8; 48] = [
         0x89, b'C', b'P', b'I', b'E', b'V', b'\r', b'\n', // magic
         2, 0, 48, 0, 12, 0, 0, 0, // version, header length, record size, reserved
@@ -1272,20 +1275,7 @@ fn the_documented_bin_example_is_what_is_written() {
                 .map(|h| u8::from_str_radix(h, 16).expect(line)),
         );
     }
-    let ev = CycleEvents {
-        count_enable: true,
-        fetch_stall: FetchStall::L2i,
-        fetched_branches: 1,
-        fe_redirect: true,
-        fe_squash: 2,
-        dispatched: 3,
-        dispatched_branches: 4,
-        dispatched_imiss: 5,
-        squash: Squash::Flush(4660),
-        retired: 6,
-        head: HeadCause::Longlat,
-        backend_full: true,
-    };
+    let ev = documented_bundle();
     assert_eq!(bytes.len(), HEADER_LEN + RECORD_SIZE);
     assert_eq!(bytes, to_bin(&odd_params(), &[ev]));
     // and the bundle it quotes in JSON is that bundle
