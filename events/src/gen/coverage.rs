@@ -29,7 +29,8 @@ pub struct Coverage {
     pub backend_full_with_stall: u64,
     /// Cycles with `backend_full` (and a ROB not full) that dispatch.
     pub backend_full_with_dispatch: u64,
-    /// Cycles with `backend_full` while `refilling` or `refill_pending`.
+    /// Cycles with `backend_full` (and a ROB not full) while `refilling` or
+    /// `refill_pending`.
     pub backend_full_while_refill: u64,
     pub rob_empty: u64,
     pub mispredicts: u64,

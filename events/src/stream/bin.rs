@@ -222,7 +222,9 @@ fn parse_params(b: &[u8]) -> Result<Params, StreamError> {
 }
 
 /// Parse a binary header at the start of `bytes`; return the parameters and the
-/// header length (where the first record starts).
+/// header length (where the first record starts). The records of a stream of
+/// an older version decode with [`decode_records_of`] and the version from
+/// [`parse_header_version`].
 pub fn parse_header(bytes: &[u8]) -> Result<(Params, usize), StreamError> {
     parse_header_version(bytes).map(|(p, len, _)| (p, len))
 }
@@ -446,13 +448,23 @@ pub fn decode_records(
 
 /// [`decode_records`] for records of a stream of format `version` (from
 /// [`parse_header_version`] or [`BinReader::version`]): a version-1 record
-/// with `backend_full`'s bit set is refused, as version 1 reserved it.
+/// with `backend_full`'s bit set is refused, as version 1 reserved it; a
+/// version this code does not read is `UnsupportedVersion` (`offset` names
+/// the first record's byte, the header not being at hand).
 pub fn decode_records_of(
     version: u16,
     bytes: &[u8],
     offset: u64,
     out: &mut [CycleEvents],
 ) -> Result<usize, StreamError> {
+    if !(MIN_VERSION..=VERSION).contains(&version) {
+        return Err(StreamError::UnsupportedVersion {
+            at: Location::Offset(offset),
+            format: super::Format::Bin,
+            found: version.into(),
+            supported: VERSION.into(),
+        });
+    }
     match decode_inner::<true>(bytes, offset, out, flag_bits(version)) {
         (n, None) => Ok(n),
         (_, Some(e)) => Err(e),

@@ -267,8 +267,15 @@ fn version_1_streams_read_as_before_and_may_not_use_backend_full() {
     assert_eq!((len, version), (HEADER_LEN, 1));
     let mut out = vec![CycleEvents::default(); evs.len()];
     let recs = &b[HEADER_LEN..];
-    // the same records as version 2 are fine; as version 1, record 7 is not
+    // the same records as version 2 are fine; as version 1, record 7 is not;
+    // versions the format does not have are refused
     assert_eq!(decode_records_of(2, recs, 0, &mut out).unwrap(), evs.len());
+    for v in [0u16, 3, 99] {
+        assert!(matches!(
+            decode_records_of(v, recs, 48, &mut out),
+            Err(StreamError::UnsupportedVersion { found, supported: 2, .. }) if found == v as u64
+        ));
+    }
     assert!(out[rec].backend_full);
     for e in [
         read_bin_all(&b).unwrap_err(),
