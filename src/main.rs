@@ -78,7 +78,7 @@ enum Mix {
     Stress,
     /// Nearly every instruction a branch, resolved late: the table fills up
     /// at any size (`--set fmt_rows=256 --set rob_entries=512`), with the
-    /// stress mix's other events but its backend-full episodes.
+    /// stress mix's other events except its backend-full episodes.
     Fill,
 }
 

@@ -373,6 +373,14 @@ impl Default for Config {
     }
 }
 
+/// A configuration value as a `--set` writes it (a string without its quotes).
+fn set_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
 /// The largest configuration file read: a full configuration is about 2 KB.
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
@@ -523,6 +531,13 @@ impl Config {
         Ok(node.clone())
     }
 
+    /// The current value of dotted `key` as a `--set` writes it: a number's
+    /// digits, a string's characters, `true` or `false` (`064` is read and
+    /// shown as `64`, `"stride"` as `stride`).
+    pub fn value_text(&self, key: &str) -> Result<String, SimError> {
+        self.value_at(key).map(|v| set_text(&v))
+    }
+
     /// The dotted keys whose values differ from `other`'s, in the order of
     /// their names (sections and keys alphabetically), each with this
     /// configuration's value as written in a `--set` (`core.rob_entries=256`,
@@ -540,10 +555,7 @@ impl Config {
                         walk(v, y.get(k).unwrap_or(&serde_json::Value::Null), &p, out);
                     }
                 }
-                _ if a != b => out.push(match a {
-                    serde_json::Value::String(s) => format!("{path}={s}"),
-                    v => format!("{path}={v}"),
-                }),
+                _ if a != b => out.push(format!("{path}={}", set_text(a))),
                 _ => {}
             }
         }

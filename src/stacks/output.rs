@@ -164,14 +164,14 @@ pub fn machine_changes(cfg: &sim::Config) -> Vec<String> {
     cfg.differences(&sim::Config::default())
 }
 
-/// `; machine: KEY=VALUE, ...` for a machine other than the default, else empty
-/// (the text tables' first line).
-pub fn machine_suffix(cfg: &sim::Config) -> String {
+/// `; LABEL: the default with KEY=VALUE, ...` for a machine other than the
+/// default, else empty (the text tables' first line).
+pub fn machine_suffix(cfg: &sim::Config, label: &str) -> String {
     let d = machine_changes(cfg);
     if d.is_empty() {
         String::new()
     } else {
-        format!("; machine: the default with {}", d.join(", "))
+        format!("; {label}: the default with {}", d.join(", "))
     }
 }
 
@@ -224,7 +224,7 @@ pub fn text(r: &Report) -> String {
         r.instructions,
         r.warmup,
         seeds(r),
-        machine_suffix(&r.config)
+        machine_suffix(&r.config, "machine")
     );
     let _ = write!(s, "{:<w$} {:>6} ", "workload", "CPI");
     for c in COMPONENTS {
@@ -407,7 +407,8 @@ pub fn html(r: &Report) -> String {
          such event in that run; a zero is drawn one pixel high. The overlap is \
          the share of cycles in which a frontend penalty (a fetch stall, a refill after a \
          misprediction, or a mispredicted branch waiting to resolve) coincides with a full \
-         ROB whose head waits on an L2 D-miss or a D-TLB miss.</p>\n\
+         window (a full ROB, or a full load/store queue reported as <code>backend_full</code>) \
+         whose head waits on an L2 D-miss or a D-TLB miss.</p>\n\
          <img src=\"penalties.svg\" alt=\"penalties\">\n",
     );
     s.push_str("<h2>Per workload (shares of cycles, %)</h2>\n");
@@ -1580,12 +1581,12 @@ mod tests {
     #[test]
     fn a_report_names_its_machine() {
         let mut c = sim::Config::default();
-        assert_eq!(machine_suffix(&c), "");
+        assert_eq!(machine_suffix(&c, "machine"), "");
         assert!(machine_html(&c).starts_with("the default machine (the paper's Table 2"));
         c.set("core.lsq_entries=32").unwrap();
         c.set("prefetch.kind=stride").unwrap();
         assert_eq!(
-            machine_suffix(&c),
+            machine_suffix(&c, "machine"),
             "; machine: the default with core.lsq_entries=32, prefetch.kind=stride"
         );
         assert_eq!(

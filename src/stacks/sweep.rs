@@ -103,7 +103,7 @@ pub fn points(
                 .with_context(|| format!("--vary `{v}`: the point {given}"))?;
             // the point is named by the value as the configuration holds it
             // (`064` is `64`, `"stride"` is `stride`): one value, one name
-            let value = canonical(&cfg, key)?;
+            let value = cfg.value_text(key)?;
             let name = format!("{key}={value}");
             if let Some(p) = out.iter().find(|p| p.name == name) {
                 bail!("--vary `{v}`: `{given}` is the point {} again", p.name);
@@ -125,15 +125,6 @@ pub fn points(
         "nothing to vary: give at least one --vary KEY=V1,V2,..."
     );
     Ok(out)
-}
-
-/// The value of `key` in `cfg` as text: a number's digits, a string's
-/// characters, `true` or `false`.
-fn canonical(cfg: &sim::Config, key: &str) -> Result<String> {
-    Ok(match cfg.value_at(key)? {
-        serde_json::Value::String(s) => s,
-        other => other.to_string(),
-    })
 }
 
 /// The studies each summary of `sweep.csv` is over: `all`, `workloads`,
@@ -229,7 +220,7 @@ pub fn text(points: &[(Point, Report)]) -> String {
         r0.warmup,
         r0.studies.len(),
         if r0.studies.len() == 1 { "study" } else { "studies" },
-        super::output::machine_suffix(&r0.config).replace("; machine:", "; base machine:")
+        super::output::machine_suffix(&r0.config, "base machine")
     );
     let w = points
         .iter()
@@ -416,7 +407,6 @@ fn run_points(args: &SweepArgs, pts: &[Point], srcs: &[super::Source]) -> Result
     let start = std::time::Instant::now();
     let mut done: Vec<(Point, Report)> = Vec::new();
     let mut runs = 0;
-    let mut k = 0; // distinct points run so far
     for (i, p) in pts.iter().enumerate() {
         let report = if first_of[i] == i {
             bar.set_message(p.name.clone());
@@ -432,8 +422,6 @@ fn run_points(args: &SweepArgs, pts: &[Point], srcs: &[super::Source]) -> Result
             })
             .with_context(|| format!("point {}", p.name))?;
             runs += r.runs;
-            k += 1;
-            debug_assert!(k <= distinct);
             r
         } else {
             done[first_of[i]].1.clone()
