@@ -213,12 +213,29 @@ struct BenchArgs {
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
-    /// Cycles in the in-memory stream.
-    #[arg(long, default_value_t = 10_000_000, value_parser = cpistack::run::at_least_one::<u64>)]
+    /// Cycles in the in-memory stream, 1 to 50 000 000 (the streams it
+    /// holds take about 50 bytes a cycle).
+    #[arg(long, default_value_t = 10_000_000, value_parser = bench_cycles)]
     cycles: u64,
     /// Repetitions (the best is reported).
     #[arg(long, default_value_t = 3, value_parser = cpistack::run::at_least_one::<u32>)]
     reps: u32,
+}
+
+/// The most cycles `bench --cycles` takes: its streams are held in memory.
+const BENCH_MAX_CYCLES: u64 = 50_000_000;
+
+/// `bench --cycles`: 1 to [`BENCH_MAX_CYCLES`], refused before any work
+/// (the streams are allocated up front).
+fn bench_cycles(s: &str) -> Result<u64, String> {
+    let n = cpistack::run::at_least_one::<u64>(s)?;
+    if n > BENCH_MAX_CYCLES {
+        return Err(format!(
+            "at most {BENCH_MAX_CYCLES} (the benchmark holds its streams in memory, \
+             about 50 bytes a cycle)"
+        ));
+    }
+    Ok(n)
 }
 
 fn main() -> ExitCode {
@@ -419,8 +436,8 @@ fn cmd_replay(a: &ReplayArgs) -> Result<()> {
         Some(v) => v.list(),
         None => vec![fp.variant],
     };
-    a.waves.check_variants(&variants)?;
     a.waves.refuse_overwrite(&a.file, &variants)?;
+    a.waves.check_variants(&variants)?;
     // a waveform on standard output is not mixed with the report
     let vcds = a.waves.paths(&variants);
     cpistack::console::report_to_stderr_if_stdout_among(vcds.iter().map(|p| p.as_path()));

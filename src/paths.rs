@@ -132,7 +132,23 @@ pub fn output_file(out: &Path, what: &str) -> Result<()> {
     if out.is_dir() {
         bail!("{what} {}: is a directory", out.display());
     }
+    // `newdir/` names a directory even while it does not exist (a file
+    // could not be moved there at the end)
+    if ends_in_separator(out) {
+        bail!(
+            "{what} {}: names a directory (it ends in `/`); give a file name",
+            out.display()
+        );
+    }
     create_parent(out, what)
+}
+
+/// Whether `path` ends in a path separator (`dir/`), which only a directory
+/// can be named by.
+fn ends_in_separator(path: &Path) -> bool {
+    let b = path.as_os_str().as_encoded_bytes();
+    b.last()
+        .is_some_and(|&c| std::path::is_separator(char::from(c)))
 }
 
 /// Fails if two outputs of one run name the same file (they would be written
@@ -371,6 +387,19 @@ mod tests {
         create_parent(Path::new("plain.vcd"), "--vcd").unwrap();
         let e = output_file(&d, "--events").unwrap_err().to_string();
         assert!(e.contains("is a directory"), "{e}");
+    }
+
+    /// `newdir/` is refused before any work although no such directory
+    /// exists yet (the finished file could not be moved to it at the end).
+    #[test]
+    fn a_path_ending_in_a_separator_is_not_an_output_file() {
+        let d = tmp("trailing");
+        let dir = d.join("newdir/");
+        let e = output_file(&dir, "-o").unwrap_err().to_string();
+        assert!(e.contains("names a directory (it ends in `/`)"), "{e}");
+        assert!(!d.join("newdir").exists(), "nothing made");
+        output_file(&d.join("newdir/f.bin"), "-o").unwrap();
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

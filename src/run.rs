@@ -48,6 +48,15 @@ pub struct MachineArgs {
 }
 
 impl MachineArgs {
+    /// Fails if the output `out` (described as `what`) would overwrite the
+    /// `--config` file.
+    pub fn refuse_overwrite(&self, out: &std::path::Path, what: &str) -> Result<()> {
+        match &self.config {
+            Some(c) => crate::paths::refuse_overwrite(c, out, what),
+            None => Ok(()),
+        }
+    }
+
     /// The effective configuration.
     pub fn build(&self) -> Result<sim::Config> {
         let mut cfg = match &self.config {
@@ -299,23 +308,28 @@ where
 /// they measured.
 pub fn simulate(args: &RunArgs) -> Result<RunReport> {
     let cfg = args.machine.build()?;
-    // two outputs of one name would be written over each other
+    // two outputs of one name would be written over each other (a VCD's
+    // layout is an output too)
+    let variants = args.variant.list();
     let outs: Vec<(&str, PathBuf)> = (args.events.iter().map(|e| ("--events", e.clone())))
         .chain(
             args.waves
-                .paths(&args.variant.list())
+                .paths(&variants)
                 .into_iter()
                 .map(|p| ("--vcd", p)),
         )
+        .chain((args.waves.layouts(&variants).into_iter()).map(|p| ("--vcd's GTKWave layout", p)))
         .collect();
     crate::paths::distinct_outputs(&outs)?;
-    args.waves.check_variants(&args.variant.list())?;
+    for (what, out) in &outs {
+        args.machine.refuse_overwrite(out, what)?;
+    }
+    args.waves.check_variants(&variants)?;
     match &args.trace {
         Some(path) => {
-            if let Some(ev) = &args.events {
-                crate::paths::refuse_overwrite(path, ev, "--events")?;
+            for (what, out) in &outs {
+                crate::paths::refuse_overwrite(path, out, what)?;
             }
-            args.waves.refuse_overwrite(path, &args.variant.list())?;
             let src = sim::trace::TraceSource::open(path, args.skip)?;
             let name = sim::InstrSource::name(&src).to_string();
             let core = sim::Core::new(&cfg, src)?;
@@ -377,7 +391,7 @@ fn simulate_core<S: sim::InstrSource>(
     let mut bar: Option<indicatif::ProgressBar> = None;
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr()) && !args.json;
     let mut k: u32 = 0;
-    let total = args.warmup + args.instructions;
+    let total = args.warmup.saturating_add(args.instructions);
     let mut body = || -> Result<()> {
         while core.counted_retired() < args.instructions && !core.finished() {
             let ev = *core.step()?;

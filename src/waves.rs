@@ -1365,12 +1365,25 @@ impl WaveArgs {
         }
     }
 
-    /// Fails if a VCD this run would write is the input file `input`.
+    /// Fails if a VCD this run would write, or its layout, is the input
+    /// file `input`.
     pub fn refuse_overwrite(&self, input: &Path, variants: &[Variant]) -> anyhow::Result<()> {
         for p in self.paths(variants) {
             crate::paths::refuse_overwrite(input, &p, "--vcd")?;
         }
+        for p in self.layouts(variants) {
+            crate::paths::refuse_overwrite(input, &p, "--vcd's GTKWave layout")?;
+        }
         Ok(())
+    }
+
+    /// The GTKWave layouts written beside the VCDs of `variants`
+    /// ([`write_vcd_layout`]; none without `--vcd`, or for a VCD written
+    /// directly).
+    pub fn layouts(&self, variants: &[Variant]) -> Vec<std::path::PathBuf> {
+        (self.paths(variants).iter())
+            .filter_map(|p| layout_beside(p))
+            .collect()
     }
 
     /// The files of the VCDs of `variants`, in order ([`WaveArgs::path`];
@@ -1481,10 +1494,84 @@ fn check_scenario_names(names: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The VCD of scenario `sc` for variant `v`: `<sc>.vcd` (FMT) or
+/// `<sc>-sfmt.vcd` (sFMT).
+fn scenario_vcd(sc: &str, v: Variant) -> String {
+    match v {
+        Variant::Fmt => format!("{sc}.vcd"),
+        Variant::Sfmt => format!("{sc}-sfmt.vcd"),
+    }
+}
+
+/// Whether the file at `path` may be written over by `cpistack waves`: it
+/// does not exist, or it is one of the kinds `waves` writes, written by
+/// `cpistack` (a layout, a VCD of the unit), or a translate filter (lines
+/// `N name`).
+fn ours_or_free(path: &Path) -> bool {
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return !path.exists();
+    };
+    let mut head = Vec::new();
+    if io::Read::read_to_end(&mut io::Read::take(&mut f, 4096), &mut head).is_err() {
+        return false;
+    }
+    let text = String::from_utf8_lossy(&head);
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("gtkw") => text.starts_with(LAYOUT_FIRST_LINE),
+        Some("vcd") => text.starts_with("$date") && text.contains("\n    cpistack "),
+        Some("txt") => text.lines().all(|l| {
+            l.split_once(' ')
+                .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        }),
+        _ => false,
+    }
+}
+
+/// Every file `cpistack waves` would write into `--out`: the scenarios' VCDs
+/// and their layouts, the filters and the two variants' layouts.
+fn waves_outputs(a: &WavesCmdArgs) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for sc in crate::scenarios::all()
+        .iter()
+        .filter(|s| a.scenarios.is_empty() || a.scenarios.iter().any(|n| n == s.name))
+    {
+        for v in [Variant::Fmt, Variant::Sfmt] {
+            let vcd = a.out.join(scenario_vcd(sc.name, v));
+            out.extend(layout_path(&vcd));
+            out.push(vcd);
+        }
+    }
+    let fixed = filter_files().into_iter().map(|(n, _)| n);
+    out.extend(
+        fixed
+            .chain(["fmt.gtkw", "sfmt.gtkw"])
+            .map(|n| a.out.join(n)),
+    );
+    out
+}
+
+/// Fails, before anything is written, if `--out` holds a file of a name
+/// `waves` writes that `waves` did not write ([`ours_or_free`]): earlier
+/// output is regenerated, someone's own file is never replaced.
+fn refuse_foreign_outputs(a: &WavesCmdArgs) -> anyhow::Result<()> {
+    for p in waves_outputs(a) {
+        if p.is_dir() || !ours_or_free(&p) {
+            anyhow::bail!(
+                "--out {}: {} exists and is not a file that `cpistack waves` writes; \
+                 not overwritten (move it, or give --out another directory)",
+                a.out.display(),
+                p.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Write `<out>/<scenario>.vcd` (FMT) and `<out>/<scenario>-sfmt.vcd` (sFMT) for
 /// every scenario; returns the files written.
 pub fn write_scenarios(a: &WavesCmdArgs) -> anyhow::Result<Vec<std::path::PathBuf>> {
     check_scenario_names(&a.scenarios)?;
+    refuse_foreign_outputs(a)?;
     let all = crate::scenarios::all();
     let mut out = Vec::new();
     for sc in all
@@ -1492,11 +1579,7 @@ pub fn write_scenarios(a: &WavesCmdArgs) -> anyhow::Result<Vec<std::path::PathBu
         .filter(|s| a.scenarios.is_empty() || a.scenarios.iter().any(|n| n == s.name))
     {
         for v in [Variant::Fmt, Variant::Sfmt] {
-            let name = match v {
-                Variant::Fmt => format!("{}.vcd", sc.name),
-                Variant::Sfmt => format!("{}-sfmt.vcd", sc.name),
-            };
-            let path = a.out.join(name);
+            let path = a.out.join(scenario_vcd(sc.name, v));
             let p = sc.params.with_variant(v);
             dump_stream(&path, p, &sc.bundles, Window::ALL)
                 .map_err(|e| e.context(format!("scenario {}: {}", sc.name, path.display())))?;
@@ -1511,8 +1594,9 @@ pub fn write_scenarios(a: &WavesCmdArgs) -> anyhow::Result<Vec<std::path::PathBu
 /// the scenarios written, else at the first one named, and has that
 /// scenario's register widths and rows.
 pub fn cmd(a: &WavesCmdArgs) -> anyhow::Result<()> {
-    // a bad name is found before --out is made
+    // a bad name, or someone's file in the way, is found before --out is made
     check_scenario_names(&a.scenarios)?;
+    refuse_foreign_outputs(a)?;
     crate::paths::create_dir(&a.out, "--out")?;
     let mut files = write_scenarios(a)?;
     let shown = if a.scenarios.is_empty() || a.scenarios.iter().any(|n| n == "mispredict") {
@@ -1559,6 +1643,46 @@ mod tests {
         let e = cmd(&args(&["nope"])).unwrap_err();
         assert!(e.to_string().starts_with("no scenario `nope`"), "{e}");
         assert!(!out.exists());
+    }
+
+    /// `waves` writes over its own earlier output, and refuses, before
+    /// writing anything, a file of one of its names that it did not write.
+    #[test]
+    fn waves_regenerates_its_own_files_and_refuses_foreign_ones() {
+        let out =
+            std::env::temp_dir().join(format!("cpistack-waves-foreign-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let args = WavesCmdArgs {
+            out: out.clone(),
+            scenarios: vec!["mispredict".into()],
+        };
+        cmd(&args).unwrap();
+        let vcd = std::fs::read(out.join("mispredict.vcd")).unwrap();
+        cmd(&args).unwrap(); // its own files: regenerated
+        assert_eq!(std::fs::read(out.join("mispredict.vcd")).unwrap(), vcd);
+        for (name, foreign) in [
+            ("mispredict-sfmt.gtkw", "mine"),
+            ("head.txt", "mydata"),
+            ("fmt.gtkw", "[*] a layout of my own"),
+            ("mispredict.vcd", "$date\n today\n$end\n"),
+        ] {
+            std::fs::remove_file(out.join("mispredict-sfmt.vcd")).unwrap();
+            let keep = std::fs::read(out.join(name)).unwrap();
+            std::fs::write(out.join(name), foreign).unwrap();
+            let e = cmd(&args).unwrap_err().to_string();
+            assert!(
+                e.contains("is not a file that `cpistack waves` writes"),
+                "{name}: {e}"
+            );
+            assert_eq!(std::fs::read_to_string(out.join(name)).unwrap(), foreign);
+            assert!(
+                !out.join("mispredict-sfmt.vcd").exists(),
+                "{name}: nothing written"
+            );
+            std::fs::write(out.join(name), keep).unwrap();
+            cmd(&args).unwrap();
+        }
+        std::fs::remove_dir_all(&out).unwrap();
     }
 
     #[test]

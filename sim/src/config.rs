@@ -277,10 +277,31 @@ impl Ideal {
     /// The structures `all` idealises.
     pub const NAMES: [&'static str; 7] = ["bpred", "l1i", "l2i", "itlb", "l1d", "l2d", "dtlb"];
 
-    /// Parse a comma-separated list (`bpred,l1i`, `all`, `none`).
+    /// Parse a comma-separated list (`bpred,l1i`, `all`, `all,longlat`,
+    /// `none`). A name given twice, `none` beside another name, a structure
+    /// beside the `all` that includes it, and an empty list are errors (each
+    /// says one thing twice, or another than it seems).
     pub fn parse_list(s: &str) -> Result<Ideal, SimError> {
+        let words: Vec<&str> = s.split(',').map(str::trim).collect();
+        let err = |m: String| Err(SimError::Config(format!("idealisations `{s}`: {m}")));
+        if words.iter().any(|w| w.is_empty()) {
+            return err("an empty name (use `none` for no idealisation)".into());
+        }
+        for (k, w) in words.iter().enumerate() {
+            if words[..k].contains(w) {
+                return err(format!("`{w}` is named twice"));
+            }
+        }
+        if words.contains(&"none") && words.len() > 1 {
+            return err("`none` cannot be combined with other names".into());
+        }
+        if words.contains(&"all") {
+            if let Some(w) = words.iter().find(|w| Self::NAMES.contains(w)) {
+                return err(format!("`all` already includes `{w}`"));
+            }
+        }
         let mut i = Ideal::default();
-        for w in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        for w in words {
             match w {
                 "all" => i.set_all(true),
                 "none" => {}
@@ -788,11 +809,11 @@ impl Config {
             );
         }
         if self.l1i.line != self.l2.line || self.l1d.line != self.l2.line {
-            return bad(
-                "l2.line",
-                self.l2.line as u64,
-                "equal to l1i.line and l1d.line",
-            );
+            return Err(SimError::Config(format!(
+                "`l1i.line` = {}, `l1d.line` = {} and `l2.line` = {} are illegal together: \
+                 the three line sizes must be equal",
+                self.l1i.line, self.l1d.line, self.l2.line
+            )));
         }
         if self.memory_latency == 0 || self.memory_latency > 100_000 {
             return bad("memory_latency", self.memory_latency as u64, "1..=100000");
@@ -1067,5 +1088,22 @@ mod tests {
         assert!(i.bpred && i.l1d && !i.l1i);
         assert!(Ideal::parse_list("all").unwrap().dtlb);
         assert!(Ideal::parse_list("bogus").is_err());
+        let i = Ideal::parse_list("all, longlat").unwrap();
+        assert!(i.longlat && i.bpred && i.dtlb);
+        assert_eq!(Ideal::parse_list("none").unwrap(), Ideal::default());
+        for (list, why) in [
+            ("", "an empty name"),
+            ("bpred,,l1d", "an empty name"),
+            ("bpred,bpred", "`bpred` is named twice"),
+            ("none,bpred", "`none` cannot be combined"),
+            ("all,none", "`none` cannot be combined"),
+            ("all,l2d", "`all` already includes `l2d`"),
+        ] {
+            let e = Ideal::parse_list(list).unwrap_err().to_string();
+            assert!(
+                e.contains(why) && e.contains(&format!("`{list}`")),
+                "{list}: {e}"
+            );
+        }
     }
 }

@@ -900,6 +900,9 @@ pub fn cmd(args: &StacksArgs) -> Result<()> {
     }
     let cfg = args.machine.build()?;
     let srcs = sources(args)?;
+    for f in OUTPUT_FILES {
+        args.machine.refuse_overwrite(&args.out.join(f), "--out")?;
+    }
     // before the work: a bad --out is found now, not after minutes of runs
     let made = crate::paths::create_dir_undoable(&args.out, "--out")?;
     let written = write_study(args, cfg, &srcs);

@@ -333,11 +333,15 @@ pub fn cmd(args: &SweepArgs) -> Result<()> {
         a.machine.ideal.as_deref(),
     )?;
     let srcs = sources(a)?;
-    // no output may be an input trace, the points' files included
-    for t in srcs.iter().filter_map(|s| match s {
-        super::Source::Trace(t) => Some(t),
-        super::Source::Workload { .. } => None,
-    }) {
+    // no output may be an input, a trace or the --config file, the points'
+    // files included
+    for t in (srcs.iter())
+        .filter_map(|s| match s {
+            super::Source::Trace(t) => Some(t),
+            super::Source::Workload { .. } => None,
+        })
+        .chain(&a.machine.config)
+    {
         for f in SWEEP_FILES {
             crate::paths::refuse_overwrite(t, &a.out.join(f), "--out")?;
         }

@@ -147,6 +147,33 @@ fn an_output_that_is_the_input_is_refused_before_anything_is_written() {
     a.waves.vcd = Some(d.join("both.out"));
     let e = format!("{:#}", simulate(&a).err().expect("refused"));
     assert!(e.contains("name the same file"), "{e}");
+    // the stream at the VCD's layout, refused before the run (not after it)
+    let mut a = trace_args(&t, 100, 1_000);
+    a.events = Some(d.join("c.gtkw"));
+    a.waves.vcd = Some(d.join("c.vcd"));
+    let e = format!("{:#}", simulate(&a).err().expect("refused"));
+    assert!(e.contains("--vcd's GTKWave layout"), "{e}");
+    assert!(!d.join("c.vcd").exists() && !d.join("c.gtkw").exists());
+    // the --config file is an input too, for every output of the run
+    let cfg = d.join("machine.toml");
+    std::fs::write(&cfg, "[core]\nrob_entries = 64\n").unwrap();
+    // (a JSON configuration may have any name, a layout's among them)
+    let json = d.join("machine.gtkw");
+    std::fs::write(&json, "{}").unwrap();
+    for (cfg, events, vcd) in [
+        (&cfg, Some(cfg.clone()), None),
+        (&cfg, None, Some(cfg.clone())),
+        (&json, None, Some(d.join("machine.vcd"))),
+    ] {
+        let before = std::fs::read(cfg).unwrap();
+        let mut a = trace_args(&t, 100, 1_000);
+        a.machine.config = Some(cfg.clone());
+        a.events = events;
+        a.waves.vcd = vcd;
+        let e = format!("{:#}", simulate(&a).err().expect("refused"));
+        assert!(e.contains("would overwrite the input file"), "{e}");
+        assert_eq!(std::fs::read(cfg).unwrap(), before);
+    }
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -644,6 +671,24 @@ fn sweep_cleans_up_refuses_old_points_and_finds_unlisted_ones() {
     a.stacks.trace = vec![inside.join("penalties.csv")];
     let e = format!("{:#}", sweep::cmd(&a).unwrap_err());
     assert!(e.contains("would overwrite the input file"), "{e}");
+    // an output that is the --config file, of the sweep and of `stacks`
+    std::fs::write(d.join("o2/sweep.csv"), "{}").unwrap();
+    std::fs::write(inside.join("stacks.json"), "{}").unwrap();
+    for cfg in [d.join("o2/sweep.csv"), inside.join("stacks.json")] {
+        let mut a = args(d.join("o2"), &["core.rob_entries=64"]);
+        a.stacks.machine.config = Some(cfg.clone());
+        let e = format!("{:#}", sweep::cmd(&a).unwrap_err());
+        assert!(e.contains("would overwrite the input file"), "{e}");
+        assert_eq!(std::fs::read_to_string(&cfg).unwrap(), "{}");
+    }
+    let mut s = stacks_args(inside.clone());
+    s.machine.config = Some(inside.join("stacks.json"));
+    let e = format!("{:#}", cpistack::stacks::cmd(&s).unwrap_err());
+    assert!(e.contains("would overwrite the input file"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(inside.join("stacks.json")).unwrap(),
+        "{}"
+    );
     // a sweep, then another with other points into the same --out
     let out = d.join("sw");
     sweep::cmd(&args(

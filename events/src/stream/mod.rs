@@ -54,9 +54,10 @@ impl Format {
         }
     }
 
-    /// The format a file name's suffix names: `.jsonl` / `.json` or `.bin`.
+    /// The format a file name's suffix names: `.jsonl` / `.json` or `.bin`, in
+    /// any case (`.JSONL`).
     pub fn from_path(path: &Path) -> Option<Format> {
-        match path.extension()?.to_str()? {
+        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
             "jsonl" | "json" => Some(Format::Jsonl),
             "bin" => Some(Format::Bin),
             _ => None,

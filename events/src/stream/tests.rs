@@ -1518,3 +1518,19 @@ fn stream_writer_writes_comments_in_jsonl_only() {
         std::fs::remove_file(&path).unwrap();
     }
 }
+
+/// The suffix names the format in any case; other suffixes name none.
+#[test]
+fn the_format_follows_the_suffix_in_any_case() {
+    use std::path::Path;
+    for (name, f) in [
+        ("a.jsonl", Some(Format::Jsonl)),
+        ("a.JSONL", Some(Format::Jsonl)),
+        ("a.Json", Some(Format::Jsonl)),
+        ("a.BIN", Some(Format::Bin)),
+        ("a.txt", None),
+        ("jsonl", None),
+    ] {
+        assert_eq!(Format::from_path(Path::new(name)), f, "{name}");
+    }
+}

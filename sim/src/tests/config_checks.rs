@@ -250,7 +250,13 @@ fn set_all_validates_once_after_the_last_assignment() {
 
     // an illegal result is still an error, from the whole configuration
     let e = rejection(&["l1i.line=32", "l1d.line=32"]);
-    assert!(e.contains("`l2.line` = 64 is illegal"), "{e}");
+    assert!(
+        e.contains(
+            "`l1i.line` = 32, `l1d.line` = 32 and `l2.line` = 64 are illegal together: \
+             the three line sizes must be equal"
+        ),
+        "{e}"
+    );
     // a bad single assignment fails at once, naming it
     let e = rejection(&["l1i.line=32", "core.rob_entries=abc", "l2.line=32"]);
     assert!(e.contains("core.rob_entries=abc"), "{e}");
