@@ -269,6 +269,37 @@ impl CycleEvents {
 /// `squash` in its documented forms only: `"none"`, `{"mispredict": ID}`,
 /// `{"flush": ID}`: how [`CycleEvents`] reads its `squash` (the derived form of
 /// [`Squash`] alone would also take `{"none":null}`).
+/// A squash's ROB id as the stream writes it: an integer 0..=65535, refused
+/// in the wording of the other integer fields (`expected an integer
+/// 0..=65535, found 65536`).
+struct SquashId(u16);
+
+impl<'de> serde::Deserialize<'de> for SquashId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = SquashId;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an integer 0..=65535")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<SquashId, E> {
+                u16::try_from(v).map(SquashId).map_err(|_| {
+                    E::custom(format_args!("expected an integer 0..=65535, found {v}"))
+                })
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<SquashId, E> {
+                match u64::try_from(v) {
+                    Ok(u) => self.visit_u64(u),
+                    Err(_) => Err(E::custom(format_args!(
+                        "expected an integer 0..=65535, found {v}"
+                    ))),
+                }
+            }
+        }
+        d.deserialize_u64(V)
+    }
+}
+
 pub(crate) fn strict_squash<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Squash, D::Error> {
     const NAMES: &str = "expected one of `none`, `mispredict`, `flush`";
     struct V;
@@ -291,8 +322,8 @@ pub(crate) fn strict_squash<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Sq
         }
         fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Squash, A::Error> {
             let s = match m.next_key::<String>()?.as_deref() {
-                Some("mispredict") => Squash::Mispredict(m.next_value()?),
-                Some("flush") => Squash::Flush(m.next_value()?),
+                Some("mispredict") => Squash::Mispredict(m.next_value::<SquashId>()?.0),
+                Some("flush") => Squash::Flush(m.next_value::<SquashId>()?.0),
                 Some(k) => {
                     return Err(serde::de::Error::custom(format_args!(
                         "unknown variant `{}`, expected `mispredict` or `flush` (the object form)",
