@@ -531,6 +531,33 @@ pub fn all() -> Vec<Scenario> {
             ]),
         },
         Scenario {
+            name: "warmup_commit_drops_icounts",
+            description: "a branch carrying I-stalls (and sFMT's marked instruction) commits with count_enable off: nothing is added, the stalls are dropped",
+            params: d(),
+            bundles: seq(&[
+                (2, stall(L1i)),                          // c0-c1: acc / shared l1i 2
+                (1, fetch(1)),                            // c2: B claims row0 (l1i 2)
+                (1, dispatch(1, 0b1).imiss(0b1)),         // c3: B id0, I-miss marked
+                (1, retire(1).off()),                     // c4 off: B commits
+                (1, dispatch(1, 0)),                      // c5: i id1
+                (1, retire(1)),                           // c6
+            ]),
+        },
+        Scenario {
+            name: "first_fetched_branch_takes_stalls",
+            description: "two branches fetched in one cycle: the older takes the stalls, the younger a zero row; a misprediction of the older squashes the younger and charges the stalls once",
+            params: d(),
+            bundles: seq(&[
+                (2, stall(L1i)),                          // c0-c1: acc / shared l1i 2
+                (1, fetch(2)),                            // c2: B0 (l1i 2), B1 (0)
+                (1, dispatch(2, 0b11).imiss(0b01)),       // c3: B0 id0 (marked), B1 id1
+                (1, busy().mispredict(0)),                // c4: B0 mispredicted, B1 squashed
+                (1, retire(1)),                           // c5: B0 commits
+                (1, dispatch(1, 0)),                      // c6: correct path, i id1
+                (1, retire(1)),                           // c7
+            ]),
+        },
+        Scenario {
             name: "no_free_row",
             description: "FMT with 2 rows: one branch in flight at a time, the next fetched in the cycle the previous retires",
             params: Params {

@@ -1,6 +1,11 @@
 //! Property tests: random legal streams from `events::gen` through the lock-step
 //! checker (`hw` and `golden` compared on every visible field every cycle), with
-//! the invariants of spec section 5 checked every cycle on the views; and random
+//! the invariants of spec section 5 checked every cycle on the views, and every
+//! global counter against a law of its own (`Expect`: cycles and retired; the
+//! penalty law for every row and `bpred`; the D-side counters by head cause; the
+//! I-side law for every row's or the shared I-counters and `l1i`, `l2i`, `itlb`;
+//! `saturated` exactly when a local count was lost), so that a mistake made
+//! in both models alike is still caught; and random
 //! illegal bundles, which must never panic and must latch the same
 //! {bundle, field, rule} in both models as the protocol tracker predicts.
 //!
@@ -194,12 +199,23 @@ struct Expect {
     /// `bpred` by the same law (unwrapped): each committed mispredicted branch's
     /// saturated penalty (if its commit cycle counts) plus the refill cycles after it.
     bpred: u64,
-    /// Some penalty went past `2^local_bits - 1`.
+    /// Some local counter (a penalty, a row's or the shared I-counter) was
+    /// to go past `2^local_bits - 1`: a count was lost (`saturated`).
     over: bool,
     /// `l1d`, `l2d`, `dtlb`, `longlat` by spec 4.1.2 (unwrapped): counted
     /// cycles with a full window (a full ROB, or `backend_full`) and that
     /// head cause.
     dside: [u64; 4],
+    /// The I-side law (spec 4.1.3, 4.2-4.5), unsaturated. FMT: `[l1i, l2i,
+    /// itlb]` of every live row, dispatched then fetched, oldest first
+    /// (`irows`), and of the accumulation row (`iacc`); sFMT: the shared
+    /// counters (`iacc`), `irows` empty.
+    irows: std::collections::VecDeque<[u64; 3]>,
+    iacc: [u64; 3],
+    /// `l1i`, `l2i`, `itlb` by the same law (unwrapped): the saturated counts
+    /// a committing branch's row (FMT) or a committing marked instruction
+    /// (sFMT) carries, if its commit cycle counts.
+    iside: [u64; 3],
 }
 
 impl Expect {
@@ -215,6 +231,9 @@ impl Expect {
             bpred: 0,
             over: false,
             dside: [0; 4],
+            irows: Default::default(),
+            iacc: [0; 3],
+            iside: [0; 3],
         }
     }
     fn apply(&mut self, ev: &CycleEvents) {
@@ -250,6 +269,7 @@ impl Expect {
                 self.bpred += 1;
             }
         }
+        self.iside_before(ev, window_full);
         let leaving = self.st.rows_retiring(ev.retired as u32) as usize;
         for row in self.st.rows().take(leaving) {
             let pen = self.pen.pop_front().expect("aligned");
@@ -258,6 +278,19 @@ impl Expect {
             }
         }
         self.st.apply(ev);
+        // 4.5: a squash keeps the dispatched rows older than it, drops every
+        // fetched one and zeroes the accumulation row
+        if fmt && ev.squash != Squash::None {
+            self.irows.truncate(self.st.dispatched_rows() as usize);
+            self.iacc = [0; 3];
+        }
+        if fmt {
+            assert_eq!(
+                self.irows.len() as u32,
+                self.st.dispatched_rows() + self.st.fetched_rows(),
+                "I-side law rows out of step"
+            );
+        }
         for _ in 0..ev.dispatched_branches.count_ones() {
             self.pen.push_back(0);
         }
@@ -268,6 +301,77 @@ impl Expect {
         }
         self.any_mispredict |= matches!(ev.squash, Squash::Mispredict(_));
         self.any_stall |= stall;
+    }
+
+    /// The I-side law's steps that read the state before the bundle: 4.1.3
+    /// (the stall counted), 4.2 (what commits carries), 4.3 (fetch and
+    /// redirect); the squash (4.5) is applied after the protocol state.
+    fn iside_before(&mut self, ev: &CycleEvents, window_full: bool) {
+        let p = *self.st.params();
+        let fmt = p.variant == Variant::Fmt;
+        let max = p.local_max();
+        let kind = match ev.fetch_stall {
+            FetchStall::None => None,
+            FetchStall::L1i => Some(0),
+            FetchStall::L2i => Some(1),
+            FetchStall::Itlb => Some(2),
+        };
+        // 4.1.3: FMT's accumulation row, or sFMT's shared counter unless the
+        // frontend refills after a misprediction
+        if let (Some(k), true) = (kind, ev.count_enable && !window_full) {
+            if fmt || !self.st.refilling() {
+                self.iacc[k] += 1;
+                self.over |= self.iacc[k] > max;
+            }
+        }
+        // 4.2, instruction by instruction from the head
+        let sat = |v: [u64; 3]| v.map(|x| x.min(max));
+        let mut rows = self.st.rows();
+        let mut next_row = rows.next();
+        let mut bits_cleared = false;
+        for j in 0..ev.retired as u32 {
+            let id = ((self.st.rob_head() + j) % p.rob_entries) as u16;
+            // sFMT: a marked instruction carries the shared counters (its
+            // mark first when it is also a mispredicted branch, spec 7); every
+            // mark is then cleared
+            if !fmt && !bits_cleared && self.st.imiss(id) {
+                if ev.count_enable {
+                    for (g, v) in self.iside.iter_mut().zip(sat(self.iacc)) {
+                        *g += v;
+                    }
+                }
+                self.iacc = [0; 3];
+                bits_cleared = true;
+            }
+            if let Some(row) = next_row.filter(|r| r.rob_id == id) {
+                if fmt {
+                    let carried = self.irows.pop_front().expect("aligned");
+                    if ev.count_enable {
+                        for (g, v) in self.iside.iter_mut().zip(sat(carried)) {
+                            *g += v;
+                        }
+                    }
+                } else if row.mispredict {
+                    self.iacc = [0; 3];
+                    bits_cleared = true;
+                }
+                next_row = rows.next();
+            }
+        }
+        // 4.3: each fetched branch claims the accumulation row; a redirect
+        // drops the youngest fetched rows and zeroes the accumulation row
+        if fmt {
+            for _ in 0..ev.fetched_branches {
+                self.irows.push_back(self.iacc);
+                self.iacc = [0; 3];
+            }
+            if ev.fe_redirect {
+                for _ in 0..ev.fe_squash {
+                    self.irows.pop_back();
+                }
+                self.iacc = [0; 3];
+            }
+        }
     }
 }
 
@@ -398,6 +502,40 @@ fn check_invariants(p: &Params, v: &UnitView, rows: &[RowView], x: &Expect) -> R
             v.counters.overflowed(k)
         );
     }
+    // The I-side law: every row's (FMT) or the shared (sFMT) I-counters,
+    // saturating, and `l1i`, `l2i`, `itlb` exact modulo 2^global_bits with
+    // their overflow flags.
+    let lsat = |v: [u64; 3]| v.map(|n| n.min(p.local_max()));
+    match p.variant {
+        Variant::Fmt => {
+            let want = x.irows.iter().chain([&x.iacc]).map(|&r| lsat(r));
+            for (i, (r, w)) in rows.iter().zip(want).enumerate() {
+                ensure!(
+                    [r.l1i, r.l2i, r.itlb].map(u64::from) == w,
+                    "row[{i}] I-counters {:?} but the I-side law gives {w:?}",
+                    [r.l1i, r.l2i, r.itlb]
+                );
+            }
+        }
+        Variant::Sfmt => ensure!(
+            v.shared_i.map(u64::from) == lsat(x.iacc),
+            "shared I-counters {:?} but the I-side law gives {:?}",
+            v.shared_i,
+            lsat(x.iacc)
+        ),
+    }
+    for (k, want) in [Counter::L1i, Counter::L2i, Counter::Itlb]
+        .into_iter()
+        .zip(x.iside)
+    {
+        ensure!(
+            c(k) == want & mask && v.counters.overflowed(k) == (want > mask),
+            "{} = {} (overflow {}) but the I-side law gives {want}",
+            k.name(),
+            c(k),
+            v.counters.overflowed(k)
+        );
+    }
     // The misprediction penalty law of section 5, row by row and in `bpred`.
     for (i, (r, &pen)) in rows.iter().zip(&x.pen).enumerate() {
         ensure!(
@@ -416,8 +554,10 @@ fn check_invariants(p: &Params, v: &UnitView, rows: &[RowView], x: &Expect) -> R
         x.bpred
     );
     ensure!(
-        !x.over || v.saturated,
-        "a penalty passed 2^local_bits - 1 but `saturated` is clear"
+        v.saturated == x.over,
+        "`saturated` is {} but a local counter (a penalty, an I-counter) {} past 2^local_bits - 1",
+        v.saturated,
+        if x.over { "went" } else { "never went" }
     );
     // FMT, no overflow: the components never exceed cycles.
     if p.variant == Variant::Fmt && v.counters.overflow == 0 {

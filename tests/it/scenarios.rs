@@ -385,6 +385,8 @@ fn table_is_complete() {
         "flush",
         "flush_older_than_mispredict",
         "warmup",
+        "warmup_commit_drops_icounts",
+        "first_fetched_branch_takes_stalls",
         "no_free_row",
         "local_saturation",
         "penalty_saturation",
@@ -1354,6 +1356,128 @@ fn warmup(#[values(Fmt, Sfmt)] v: Variant) {
                 .rob(0)
                 .robh(2)
                 .refill(false, false),
+        ],
+    );
+}
+
+/// A branch that carries I-stalls commits with count_enable off (spec 4.2:
+/// "steps 1-3 add nothing to any global counter; the clearing ... update all
+/// the same"): its stalls are dropped, not added, in both variants.
+///
+/// c0-c1   stall l1i x2: FMT acc row0.l1i 2; sFMT shared.l1i 2
+/// c2      fetch B: claims row0 (l1i 2); acc row1
+/// c3      dispatch B id0, I-miss marked (sFMT bit id0); pen starts next cycle
+/// c4 off  B commits: no count (pen stays 0); FMT l1i += 2 suppressed; sFMT:
+///         its I-miss bit set -> shared "added" (suppressed) and cleared
+/// c5      dispatch i id1      c6 retire i: retired 1, nothing else moves
+/// final: cycles 6, retired 1, l1i 0
+#[rstest]
+fn warmup_commit_drops_icounts(#[values(Fmt, Sfmt)] v: Variant) {
+    check(
+        "warmup_commit_drops_icounts",
+        v,
+        &[
+            at(2)
+                .c(&[(Cycles, 2)])
+                .rows(vec![fr().i(v, 2, 0, 0)])
+                .shared(fs(v, [0, 0, 0], [2, 0, 0]))
+                .pend(2, 0, 0, 0)
+                .free(63),
+            at(3)
+                .rows(vec![fr().i(v, 2, 0, 0), fr()])
+                .occ(0, 1)
+                .free(62),
+            at(4)
+                .c(&[(Cycles, 4)])
+                .rows(vec![dr(0, 0, false, false).i(v, 2, 0, 0), fr()])
+                .occ(1, 0)
+                .rob(1)
+                .ibits(fs(v, 0, 1))
+                .shared(fs(v, [0, 0, 0], [2, 0, 0]))
+                .pend(2, 0, 0, 0),
+            at(5)
+                .c(&[(Cycles, 4)])
+                .rows(vec![fr()])
+                .rob(0)
+                .robh(1)
+                .ibits(0)
+                .shared([0, 0, 0])
+                .pend(0, 0, 0, 0)
+                .free(63),
+            at(7)
+                .c(&[(Cycles, 6), (Retired, 1)])
+                .rows(vec![fr()])
+                .rob(0)
+                .robh(2)
+                .pend(0, 0, 0, 0),
+        ],
+    );
+}
+
+/// Two branches fetched in one cycle (spec 4.3: each claims row `ftail` in
+/// order, and the new row is zeroed): the older takes the stalls since the
+/// previous branch, the younger a zero row. A misprediction of the older
+/// squashes the younger; the stalls are charged once, at the older's commit.
+///
+/// c0-c1  stall l1i x2: acc row0.l1i 2 / shared 2
+/// c2     fetch B0, B1: B0 claims row0 (l1i 2), B1 row1 (0); acc row2
+/// c3     dispatch B0 id0 (I-miss marked), B1 id1
+/// c4     pen 1 each; mispredict(0): row0 mispredict, refilling; B1 and row1
+///        dropped (dtail = ftail = head + 1), ROB keeps id0
+/// c5     pen 2; B0 commits: FMT l1i += 2 (row0), sFMT l1i += 2 (its I-miss
+///        bit); bpred += 2; refill_pending
+/// c6     dispatch i id1: refill_pending not counted (a dispatch cycle), clears
+/// c7     retire i
+/// final: cycles 8, retired 2, l1i 2, bpred 2
+#[rstest]
+fn first_fetched_branch_takes_stalls(#[values(Fmt, Sfmt)] v: Variant) {
+    check(
+        "first_fetched_branch_takes_stalls",
+        v,
+        &[
+            at(3)
+                .c(&[(Cycles, 3)])
+                .rows(vec![fr().i(v, 2, 0, 0), fr(), fr()])
+                .occ(0, 2)
+                .free(61)
+                .shared(fs(v, [0, 0, 0], [2, 0, 0]))
+                .pend(2, 0, 0, 0),
+            at(4)
+                .rows(vec![
+                    dr(0, 0, false, false).i(v, 2, 0, 0),
+                    dr(1, 0, false, false),
+                    fr(),
+                ])
+                .occ(2, 0)
+                .rob(2)
+                .ibits(fs(v, 0, 1)),
+            at(5)
+                .c(&[(Cycles, 5)])
+                .rows(vec![dr(0, 1, true, false).i(v, 2, 0, 0), fr()])
+                .occ(1, 0)
+                .free(62)
+                .rob(1)
+                .ibits(fs(v, 0, 1))
+                .refill(true, false)
+                .pend(2, 0, 0, 1),
+            at(6)
+                .c(&[(Cycles, 6), (Retired, 1), (L1i, 2), (Bpred, 2)])
+                .rows(vec![fr()])
+                .rob(0)
+                .robh(1)
+                .ibits(0)
+                .shared([0, 0, 0])
+                .refill(true, true)
+                .pend(0, 0, 0, 0)
+                .free(63),
+            at(7)
+                .c(&[(Cycles, 7), (Retired, 1), (L1i, 2), (Bpred, 2)])
+                .refill(false, false)
+                .rob(1),
+            at(8)
+                .c(&[(Cycles, 8), (Retired, 2), (L1i, 2), (Bpred, 2)])
+                .rob(0)
+                .robh(2),
         ],
     );
 }
