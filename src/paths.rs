@@ -132,6 +132,10 @@ pub fn output_file(out: &Path, what: &str) -> Result<()> {
     if out.is_dir() {
         bail!("{what} {}: is a directory", out.display());
     }
+    // `-` is standard output to many tools; here it would be a file named `-`
+    if out.as_os_str() == "-" {
+        bail!("{what} -: for standard output give /dev/stdout (`-` would be a file of that name)");
+    }
     // `newdir/` names a directory even while it does not exist (a file
     // could not be moved there at the end)
     if ends_in_separator(out) {
@@ -399,6 +403,11 @@ mod tests {
         assert!(e.contains("names a directory (it ends in `/`)"), "{e}");
         assert!(!d.join("newdir").exists(), "nothing made");
         output_file(&d.join("newdir/f.bin"), "-o").unwrap();
+        let e = output_file(Path::new("-"), "--vcd")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("give /dev/stdout"), "{e}");
+        output_file(&d.join("-"), "--vcd").unwrap(); // a path, not the bare `-`
         std::fs::remove_dir_all(&d).unwrap();
     }
 
