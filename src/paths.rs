@@ -85,6 +85,18 @@ fn resolve(path: &Path) -> Option<std::path::PathBuf> {
     Some(path.to_path_buf())
 }
 
+/// Write `contents` to `path` through `path.part` ([`part_path`],
+/// [`move_into_place`]), so that a failed or interrupted write never leaves a
+/// cut-off `path`; the error names the file.
+pub fn write_whole(path: &Path, contents: &[u8]) -> Result<()> {
+    let part = part_path(path);
+    if let Err(e) = std::fs::write(&part, contents) {
+        remove_part(path);
+        bail!("writing {}: {e}", path.display());
+    }
+    move_into_place(path, "writing")
+}
+
 /// Remove the unfinished `path.part` of a failed output, if there is one
 /// (never a `path` written directly, [`part_path`]).
 pub fn remove_part(path: &Path) {
@@ -140,19 +152,23 @@ pub fn output_file(out: &Path, what: &str) -> Result<()> {
     // could not be moved there at the end)
     if ends_in_separator(out) {
         bail!(
-            "{what} {}: names a directory (it ends in `/`); give a file name",
+            "{what} {}: names a directory (it ends in `/`, `.` or `..`); give a file name",
             out.display()
         );
     }
     create_parent(out, what)
 }
 
-/// Whether `path` ends in a path separator (`dir/`), which only a directory
-/// can be named by.
+/// Whether `path` as written names a directory whatever exists: it ends in a
+/// path separator (`dir/`), or its last part is `.` or `..` (which `Path`
+/// would otherwise drop or keep as a file name).
 fn ends_in_separator(path: &Path) -> bool {
     let b = path.as_os_str().as_encoded_bytes();
-    b.last()
-        .is_some_and(|&c| std::path::is_separator(char::from(c)))
+    let last = b
+        .rsplit(|&c| std::path::is_separator(char::from(c)))
+        .next()
+        .unwrap_or_default();
+    last.is_empty() || last == b"." || last == b".."
 }
 
 /// Fails if two outputs of one run name the same file (they would be written
@@ -400,7 +416,17 @@ mod tests {
         let d = tmp("trailing");
         let dir = d.join("newdir/");
         let e = output_file(&dir, "-o").unwrap_err().to_string();
-        assert!(e.contains("names a directory (it ends in `/`)"), "{e}");
+        assert!(
+            e.contains("names a directory (it ends in `/`, `.` or `..`)"),
+            "{e}"
+        );
+        for name in ["newdir/.", "newdir/..", "newdir/a/.."] {
+            let e = output_file(&d.join(name), "-o").unwrap_err().to_string();
+            assert!(e.contains("names a directory"), "{name}: {e}");
+        }
+        for name in [".", ".."] {
+            assert!(output_file(Path::new(name), "-o").is_err(), "{name}");
+        }
         assert!(!d.join("newdir").exists(), "nothing made");
         output_file(&d.join("newdir/f.bin"), "-o").unwrap();
         let e = output_file(Path::new("-"), "--vcd")

@@ -1217,7 +1217,7 @@ pub fn write_layout_for(
         ),
     ]) {
         let p = dir.join(name);
-        std::fs::write(&p, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?;
+        crate::paths::write_whole(&p, text.as_bytes())?;
         files.push(p);
     }
     Ok(files)
@@ -1264,8 +1264,7 @@ pub fn write_vcd_layout(vcd: &Path, p: &Params) -> anyhow::Result<Option<std::pa
     };
     refuse_foreign(&path, vcd)?;
     let name = vcd.file_name().unwrap_or_default().to_string_lossy();
-    std::fs::write(&path, gtkw_for(p, &name))
-        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+    crate::paths::write_whole(&path, gtkw_for(p, &name).as_bytes())?;
     Ok(Some(path))
 }
 
@@ -1356,8 +1355,10 @@ impl WaveArgs {
                 )
             }
             _ => {
-                // the layout beside each VCD must not overwrite someone's file
+                // each VCD is a legal output, and the layout beside it must
+                // not overwrite someone's file
                 for p in self.paths(variants) {
+                    crate::paths::output_file(&p, "--vcd")?;
                     check_layout_free(&p)?;
                 }
                 Ok(())
@@ -1504,9 +1505,9 @@ fn scenario_vcd(sc: &str, v: Variant) -> String {
 }
 
 /// Whether the file at `path` may be written over by `cpistack waves`: it
-/// does not exist, or it is one of the kinds `waves` writes, written by
-/// `cpistack` (a layout, a VCD of the unit), or a translate filter (lines
-/// `N name`).
+/// does not exist, is empty, or is one of the kinds `waves` writes, written
+/// by `cpistack` (a layout, a VCD of the unit), or a translate filter (lines
+/// `0 name`, `1 name`, ... in order).
 fn ours_or_free(path: &Path) -> bool {
     let Ok(mut f) = std::fs::File::open(path) else {
         return !path.exists();
@@ -1517,11 +1518,14 @@ fn ours_or_free(path: &Path) -> bool {
     }
     let text = String::from_utf8_lossy(&head);
     match path.extension().and_then(|e| e.to_str()) {
+        // (empty: left by an older version's interrupted run)
+        _ if head.is_empty() => true,
         Some("gtkw") => text.starts_with(LAYOUT_FIRST_LINE),
         Some("vcd") => text.starts_with("$date") && text.contains("\n    cpistack "),
-        Some("txt") => text.lines().all(|l| {
+        // a translate filter as `filter_files` writes one: `0 name`, `1 name`, ...
+        Some("txt") => (text.lines().enumerate()).all(|(i, l)| {
             l.split_once(' ')
-                .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                .is_some_and(|(n, name)| n == i.to_string() && !name.is_empty())
         }),
         _ => false,
     }
@@ -1581,8 +1585,13 @@ pub fn write_scenarios(a: &WavesCmdArgs) -> anyhow::Result<Vec<std::path::PathBu
         for v in [Variant::Fmt, Variant::Sfmt] {
             let path = a.out.join(scenario_vcd(sc.name, v));
             let p = sc.params.with_variant(v);
-            dump_stream(&path, p, &sc.bundles, Window::ALL)
-                .map_err(|e| e.context(format!("scenario {}: {}", sc.name, path.display())))?;
+            // through FILE.part: an interrupted run leaves no cut-off VCD
+            let part = crate::paths::part_path(&path);
+            if let Err(e) = dump_stream(&part, p, &sc.bundles, Window::ALL) {
+                crate::paths::remove_part(&path);
+                return Err(e.context(format!("scenario {}: {}", sc.name, path.display())));
+            }
+            crate::paths::move_into_place(&path, &format!("scenario {}", sc.name))?;
             out.extend(write_vcd_layout(&path, &p)?);
             out.push(path);
         }
@@ -1663,6 +1672,7 @@ mod tests {
         for (name, foreign) in [
             ("mispredict-sfmt.gtkw", "mine"),
             ("head.txt", "mydata"),
+            ("head.txt", "1 check rob\n"),
             ("fmt.gtkw", "[*] a layout of my own"),
             ("mispredict.vcd", "$date\n today\n$end\n"),
         ] {
@@ -1682,6 +1692,11 @@ mod tests {
             std::fs::write(out.join(name), keep).unwrap();
             cmd(&args).unwrap();
         }
+        // an empty file (an interrupted older run) is regenerated
+        std::fs::write(out.join("mispredict.vcd"), "").unwrap();
+        cmd(&args).unwrap();
+        assert_eq!(std::fs::read(out.join("mispredict.vcd")).unwrap(), vcd);
+        assert!(!out.join("mispredict.vcd.part").exists());
         std::fs::remove_dir_all(&out).unwrap();
     }
 

@@ -266,40 +266,48 @@ impl CycleEvents {
     }
 }
 
-/// `squash` in its documented forms only: `"none"`, `{"mispredict": ID}`,
-/// `{"flush": ID}`: how [`CycleEvents`] reads its `squash` (the derived form of
-/// [`Squash`] alone would also take `{"none":null}`).
 /// A squash's ROB id as the stream writes it: an integer 0..=65535, refused
-/// in the wording of the other integer fields (`expected an integer
-/// 0..=65535, found 65536`).
+/// in the wording of the other integer fields (``expected an integer
+/// 0..=65535, found `65536` ``).
 struct SquashId(u16);
 
 impl<'de> serde::Deserialize<'de> for SquashId {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
+        fn found<E: serde::de::Error>(v: impl std::fmt::Display) -> E {
+            E::custom(format_args!("expected an integer 0..=65535, found `{v}`"))
+        }
         impl serde::de::Visitor<'_> for V {
             type Value = SquashId;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("an integer 0..=65535")
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<SquashId, E> {
-                u16::try_from(v).map(SquashId).map_err(|_| {
-                    E::custom(format_args!("expected an integer 0..=65535, found {v}"))
-                })
+                u16::try_from(v).map(SquashId).map_err(|_| found(v))
             }
             fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<SquashId, E> {
                 match u64::try_from(v) {
                     Ok(u) => self.visit_u64(u),
-                    Err(_) => Err(E::custom(format_args!(
-                        "expected an integer 0..=65535, found {v}"
-                    ))),
+                    Err(_) => Err(found(v)),
                 }
             }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<SquashId, E> {
+                Err(found(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<SquashId, E> {
+                Err(found(format_args!("\"{}\"", printable(v))))
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<SquashId, E> {
+                Err(found(v))
+            }
         }
-        d.deserialize_u64(V)
+        d.deserialize_any(V)
     }
 }
 
+/// `squash` in its documented forms only: `"none"`, `{"mispredict": ID}`,
+/// `{"flush": ID}`: how [`CycleEvents`] reads its `squash` (the derived form of
+/// [`Squash`] alone would also take `{"none":null}`).
 pub(crate) fn strict_squash<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Squash, D::Error> {
     const NAMES: &str = "expected one of `none`, `mispredict`, `flush`";
     struct V;
