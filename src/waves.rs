@@ -1535,10 +1535,7 @@ fn ours_or_free(path: &Path) -> bool {
 /// and their layouts, the filters and the two variants' layouts.
 fn waves_outputs(a: &WavesCmdArgs) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
-    for sc in crate::scenarios::all()
-        .iter()
-        .filter(|s| a.scenarios.is_empty() || a.scenarios.iter().any(|n| n == s.name))
-    {
+    for sc in selected(a) {
         for v in [Variant::Fmt, Variant::Sfmt] {
             let vcd = a.out.join(scenario_vcd(sc.name, v));
             out.extend(layout_path(&vcd));
@@ -1571,28 +1568,41 @@ fn refuse_foreign_outputs(a: &WavesCmdArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The scenarios `--scenario` names (all of them without one), in the
+/// table's order.
+fn selected(a: &WavesCmdArgs) -> Vec<crate::scenarios::Scenario> {
+    (crate::scenarios::all().into_iter())
+        .filter(|s| a.scenarios.is_empty() || a.scenarios.iter().any(|n| n == s.name))
+        .collect()
+}
+
 /// Write `<out>/<scenario>.vcd` (FMT) and `<out>/<scenario>-sfmt.vcd` (sFMT) for
-/// every scenario; returns the files written.
+/// every scenario; returns the files written. A bad name, or someone's file
+/// in the way, is found before `--out` is made.
 pub fn write_scenarios(a: &WavesCmdArgs) -> anyhow::Result<Vec<std::path::PathBuf>> {
     check_scenario_names(&a.scenarios)?;
     refuse_foreign_outputs(a)?;
-    let all = crate::scenarios::all();
+    crate::paths::create_dir(&a.out, "--out")?;
     let mut out = Vec::new();
-    for sc in all
-        .iter()
-        .filter(|s| a.scenarios.is_empty() || a.scenarios.iter().any(|n| n == s.name))
-    {
+    for sc in selected(a) {
         for v in [Variant::Fmt, Variant::Sfmt] {
             let path = a.out.join(scenario_vcd(sc.name, v));
-            let p = sc.params.with_variant(v);
-            // through FILE.part: an interrupted run leaves no cut-off VCD
-            let part = crate::paths::part_path(&path);
-            if let Err(e) = dump_stream(&part, p, &sc.bundles, Window::ALL) {
-                crate::paths::remove_part(&path);
-                return Err(e.context(format!("scenario {}: {}", sc.name, path.display())));
+            let ctx = || format!("scenario {}", sc.name);
+            let mut u = hw::Unit::new(sc.params.with_variant(v))?;
+            // through FILE.part, as `--vcd` (an interrupted run leaves no
+            // cut-off VCD), and with its layout
+            let tracer = create(&crate::paths::part_path(&path), &u, 0, Window::ALL)
+                .map_err(|e| anyhow::anyhow!("{}: {}: {e}", ctx(), path.display()))?;
+            let mut t = Traced {
+                path,
+                params: *u.params(),
+                tracer,
+            };
+            for ev in &sc.bundles {
+                u.step_traced(ev, &mut t.tracer);
             }
-            crate::paths::move_into_place(&path, &format!("scenario {}", sc.name))?;
-            out.extend(write_vcd_layout(&path, &p)?);
+            let (path, layout) = anyhow::Context::with_context(t.finish(), ctx)?;
+            out.extend(layout);
             out.push(path);
         }
     }
@@ -1603,10 +1613,6 @@ pub fn write_scenarios(a: &WavesCmdArgs) -> anyhow::Result<Vec<std::path::PathBu
 /// the scenarios written, else at the first one named, and has that
 /// scenario's register widths and rows.
 pub fn cmd(a: &WavesCmdArgs) -> anyhow::Result<()> {
-    // a bad name, or someone's file in the way, is found before --out is made
-    check_scenario_names(&a.scenarios)?;
-    refuse_foreign_outputs(a)?;
-    crate::paths::create_dir(&a.out, "--out")?;
     let mut files = write_scenarios(a)?;
     let shown = if a.scenarios.is_empty() || a.scenarios.iter().any(|n| n == "mispredict") {
         "mispredict"
