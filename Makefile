@@ -71,6 +71,7 @@ smoke: release
 	( sleep 0.5; $(BIN) workloads 2>target/sigpipe.err ) | true; test ! -s target/sigpipe.err
 	@# a standard output that cannot be written is an error (exit 1, its message), not a panic
 	if [ -w /dev/full ]; then $(BIN) workloads > /dev/full 2>target/full.err; test $$? = 1 && grep -q '^error: failed printing to stdout' target/full.err; fi
+	if [ -w /dev/full ]; then $(BIN) check --help > /dev/full 2>target/full.err; test $$? = 1 && grep -q '^error: failed printing to stdout' target/full.err; fi
 	@# a stream or waveform on standard output is whole: the report goes to stderr then
 	set -o pipefail; $(BIN) run --workload mlp --instructions 20000 --warmup 1000 --variant sfmt --events /dev/stdout 2>/dev/null | $(BIN) replay /dev/stdin > target/pipe.txt
 	grep -q "SFMT" target/pipe.txt

@@ -73,3 +73,23 @@ macro_rules! reportln {
         }
     };
 }
+
+/// `n` and a noun in the number it takes: `count(1, "cycle")` is `1 cycle`,
+/// `count(2, "cycle")` is `2 cycles`.
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn count_takes_the_singular_for_one_only() {
+        assert_eq!(super::count(0, "cycle"), "0 cycles");
+        assert_eq!(super::count(1, "cycle"), "1 cycle");
+        assert_eq!(super::count(2, "instruction"), "2 instructions");
+    }
+}

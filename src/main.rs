@@ -241,7 +241,10 @@ fn bench_cycles(s: &str) -> Result<u64, String> {
 fn main() -> ExitCode {
     restore_sigpipe();
     output_errors_exit();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(&e),
+    };
     let r = match &cli.cmd {
         Cmd::Check(a) => cmd_check(a),
         Cmd::Gen(a) => cmd_gen(a),
@@ -301,12 +304,37 @@ fn output_errors_exit() {
     }));
 }
 
+/// Print clap's help, version or usage error and give its exit code; help
+/// and version go to standard output, and a failure to write them there (`>
+/// /dev/full`) is an error, as it is for every report.
+fn clap_exit(e: &clap::Error) -> ExitCode {
+    use std::io::Write;
+    let printed = e.print().and_then(|()| {
+        if e.use_stderr() {
+            std::io::stderr().flush()
+        } else {
+            std::io::stdout().flush()
+        }
+    });
+    match printed {
+        Ok(()) => ExitCode::from(e.exit_code() as u8),
+        Err(io) => {
+            let to = if e.use_stderr() { "stderr" } else { "stdout" };
+            eprintln!("error: failed printing to {to}: {io}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// Bundles per [`LockStep::run_batch`] call of `check` and `replay --check`.
 const BATCH: usize = 1 << 16;
 
 /// `check`'s line for a variant whose models agreed throughout.
 fn agreed(v: Variant, cycles: u64, seed: u64) -> String {
-    format!("{v}: hw and golden agreed on every field for {cycles} cycles (seed {seed})")
+    format!(
+        "{v}: hw and golden agreed on every field for {} (seed {seed})",
+        cpistack::console::count(cycles, "cycle")
+    )
 }
 
 fn cmd_check(a: &CheckArgs) -> Result<()> {
@@ -388,8 +416,8 @@ fn cmd_gen(a: &GenArgs) -> Result<()> {
     w.finish()?;
     cpistack::paths::move_into_place(&a.output, "-o")?;
     eprintln!(
-        "wrote {} cycles (seed {}) to {}",
-        a.cycles,
+        "wrote {} (seed {}) to {}",
+        cpistack::console::count(a.cycles, "cycle"),
         a.seed,
         a.output.display()
     );
@@ -477,7 +505,11 @@ fn cmd_replay(a: &ReplayArgs) -> Result<()> {
             }))?
         );
     } else {
-        cpistack::reportln!("{}: {} cycles replayed", a.file.display(), n);
+        cpistack::reportln!(
+            "{}: {} replayed",
+            a.file.display(),
+            cpistack::console::count(n as u64, "cycle")
+        );
         if a.check {
             cpistack::reportln!("hw and golden agreed on every field every cycle");
         }
@@ -625,6 +657,19 @@ mod tests {
         let c = std::ffi::CString::new(path.display().to_string()).unwrap();
         // SAFETY: a valid NUL-terminated path; mkfifo only creates it.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    }
+
+    #[test]
+    fn an_empty_name_in_the_traces_list_is_refused_as_such() {
+        for list in ["a,,b", "a,", ",a"] {
+            let e = parse(&["stacks", "--traces", list]).err().expect(list);
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{list}");
+            assert!(e.to_string().contains("an empty name in the list"), "{e}");
+        }
+        let Cmd::Stacks(a) = parse(&["stacks", "--traces", "a,b"]).unwrap().cmd else {
+            panic!("stacks")
+        };
+        assert_eq!(a.traces, [PathBuf::from("a"), PathBuf::from("b")]);
     }
 
     #[test]

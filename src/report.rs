@@ -74,14 +74,14 @@ impl StackReport {
         let ratios = self.overflowed.is_empty();
         let _ = writeln!(
             s,
-            "{} (rows {}, ROB {}, local {} b, global {} b): {} cycles, {} instructions retired{}",
+            "{} (rows {}, ROB {}, local {} b, global {} b): {}, {} retired{}",
             self.variant.to_uppercase(),
             self.params.fmt_rows,
             self.params.rob_entries,
             self.params.local_bits,
             self.params.global_bits,
-            cycles,
-            retired,
+            crate::console::count(cycles, "cycle"),
+            crate::console::count(retired, "instruction"),
             if retired > 0 && ratios {
                 format!(", CPI {:.4}", cycles as f64 / retired as f64)
             } else {

@@ -429,7 +429,13 @@ fn simulate_core<S: sim::InstrSource>(
             let part = crate::paths::part_path(path);
             match w.finish() {
                 Ok(()) => eprintln!("event stream up to the failure: {}", part.display()),
-                Err(we) => eprintln!("warning: {}: {we:#}", part.display()),
+                // the chain, cause included (`I/O error on FILE: No space left
+                // on device`)
+                Err(we) => eprintln!(
+                    "warning: the event stream up to the failure was not kept in {}: {:#}",
+                    part.display(),
+                    anyhow::Error::from(we)
+                ),
             }
         }
         return Err(crate::waves::finish_after_failure(
@@ -494,11 +500,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
         None => ("workload", "seed", r.seed),
     };
     crate::reportln!(
-        "{what} {} ({key} {value}): {} instructions after {} of warm-up, {} cycles, CPI {:.4}{}",
+        "{what} {} ({key} {value}): {} after {} of warm-up, {}, CPI {:.4}{}",
         r.workload,
-        r.instructions,
+        crate::console::count(r.instructions, "instruction"),
         r.warmup,
-        r.cycles,
+        crate::console::count(r.cycles, "cycle"),
         r.cpi,
         if r.checked {
             ", golden model in lock step: OK"

@@ -747,7 +747,7 @@ pub struct StacksArgs {
     pub workloads: String,
     /// ChampSim traces to study as well (comma-separated or repeated; a path
     /// with a comma in it: `--trace PATH`).
-    #[arg(long, value_name = "FILE,...", value_delimiter = ',')]
+    #[arg(long, value_name = "FILE,...", value_delimiter = ',', value_parser = trace_path)]
     pub traces: Vec<PathBuf>,
     /// One ChampSim trace, taken whole (repeatable).
     #[arg(long = "trace", value_name = "FILE")]
@@ -774,6 +774,15 @@ pub struct StacksArgs {
     pub check_only: bool,
     #[command(flatten)]
     pub machine: crate::run::MachineArgs,
+}
+
+/// One name of the `--traces` list; an empty one (`a,,b`, a trailing comma)
+/// is refused as such.
+fn trace_path(s: &str) -> std::result::Result<PathBuf, String> {
+    if s.is_empty() {
+        return Err("an empty name in the list (two commas in a row, or one at an end)".into());
+    }
+    Ok(PathBuf::from(s))
 }
 
 /// The sources `--workloads` and `--traces` name.

@@ -59,6 +59,10 @@ impl Format {
             [0x28, 0xb5, 0x2f, 0xfd, ..] => Some("zstd"),
             [0x04, 0x22, 0x4d, 0x18, ..] => Some("lz4"),
             [0x50, 0x4b, 0x03, 0x04, ..] => Some("zip"),
+            // LZMA-alone (`.lzma`, `xz --format=lzma`): no magic, but the
+            // properties byte of every preset (lc 3, lp 0, pb 2) and a
+            // dictionary size of at least 64 KiB (its two low bytes zero)
+            [0x5d, 0x00, 0x00, ..] => Some("lzma"),
             _ => None,
         }
     }

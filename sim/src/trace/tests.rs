@@ -670,6 +670,7 @@ fn files_are_decompressed_by_suffix_and_named_without_it() {
     for ((magic, name), suffix) in [
         (&b"BZh91AY&SY"[..], "bzip2"),
         (&[0x28, 0xb5, 0x2f, 0xfd, 0, 0][..], "zstd"),
+        (&[0x5d, 0, 0, 0x80, 0, 0xff][..], "lzma"),
     ]
     .into_iter()
     .flat_map(|m| ["other", "xz", "gz"].map(|s| (m, s)))
