@@ -706,3 +706,175 @@ fn a_deeper_or_wider_frontend_is_not_starved_by_the_fetch_queue() {
     ]);
     assert!(wide < 0.8 * base, "8 wide: CPI {wide}, 4 wide {base}");
 }
+
+// ------------------------------------------ the statistics and the bundle fields, event for event
+
+/// What the statistics say agrees with the bundles, event for event: every
+/// counted `squash = mispredict` is one all-path misprediction, every counted
+/// `fe_redirect` one redirect, every counted `retired` one instruction; a
+/// counted `backend_full` with a ROB that is not full is one `lsq_full_cycles`;
+/// the committed-path counts never exceed the all-path ones; and counting
+/// starts in the cycle right after the one that commits the warm-up's last
+/// instruction.
+#[test]
+fn the_statistics_agree_with_the_bundles() {
+    for (w, lsq) in [("branchy", 64), ("itlb", 64), ("server", 64), ("l1d", 16)] {
+        let mut cfg = Config::default();
+        cfg.core.lsq_entries = lsq;
+        let warmup = 3_001;
+        let mut core = crate::workload_core(&cfg, w, 1).unwrap();
+        core.set_warmup(warmup);
+        let mut m = Mirror::new(&cfg);
+        let (mut mispredicts, mut redirects, mut retired, mut lsq_full) = (0u64, 0u64, 0u64, 0u64);
+        // the bundle that commits the warm-up's last instruction, and the first counted one
+        let (mut warm, mut warm_done_at, mut first_counted) = (0u64, None, None);
+        let mut n = 0u64;
+        while core.counted_retired() < 20_000 {
+            let ev = *core.step().unwrap();
+            let rob_full = m.rob_count() == cfg.core.rob_entries;
+            m.step(&ev).unwrap();
+            if ev.count_enable {
+                mispredicts += matches!(ev.squash, Squash::Mispredict(_)) as u64;
+                redirects += ev.fe_redirect as u64;
+                retired += ev.retired as u64;
+                lsq_full += (ev.backend_full && !rob_full) as u64;
+                first_counted.get_or_insert(n);
+            } else {
+                warm += ev.retired as u64;
+                if warm == warmup {
+                    warm_done_at.get_or_insert(n);
+                }
+            }
+            n += 1;
+        }
+        assert_eq!(
+            first_counted,
+            warm_done_at.map(|k| k + 1),
+            "{w}: counting starts right after the warm-up"
+        );
+        let st = core.stats();
+        assert_eq!(st.all.mispredicts, mispredicts, "{w}");
+        assert_eq!(st.fe_redirects, redirects, "{w}");
+        assert_eq!(st.instructions, retired, "{w}");
+        assert_eq!(st.lsq_full_cycles, lsq_full, "{w}");
+        let (a, c) = (st.all, st.committed);
+        for (k, a, c) in [
+            ("l1i", a.l1i, c.l1i),
+            ("l2i", a.l2i, c.l2i),
+            ("itlb", a.itlb, c.itlb),
+            ("l1d", a.l1d, c.l1d),
+            ("l2d", a.l2d, c.l2d),
+            ("dtlb", a.dtlb, c.dtlb),
+            ("longlat", a.longlat, c.longlat),
+            ("mispredicts", a.mispredicts, c.mispredicts),
+        ] {
+            assert!(c <= a, "{w} {k}: committed {c} > all {a}");
+        }
+        if w == "itlb" {
+            // the workload's I-TLB misses are on the committed path
+            assert!(c.itlb * 2 > a.itlb, "{w}: committed {c:?} all {a:?}");
+        }
+    }
+}
+
+/// A load at the ROB head that cannot start for want of an MSHR waits on the
+/// miss it is about to make (one MSHR per level, every load a new line): the
+/// head is `l2d`, and `other` only in a cycle whose head was dispatched in the
+/// cycle before (commit runs before issue, so such a load has not yet tried
+/// to issue: after the fetch waits of a cold I-cache, here in the warm-up).
+#[test]
+fn a_load_waiting_for_an_mshr_at_the_head_waits_on_its_miss() {
+    let mut cfg = quiet_cfg();
+    cfg.l1d.mshrs = 1;
+    cfg.l2.mshrs = 1;
+    let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
+    for k in 0..63u64 {
+        p.at(0x1000 + k * 4).class = OpClass::Load;
+    }
+    p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
+    let mut core = Core::new(&cfg, p).unwrap();
+    core.set_warmup(200);
+    let mut m = Mirror::new(&cfg);
+    // the bundle each instruction in the ROB was dispatched in, oldest first
+    let mut rob = std::collections::VecDeque::new();
+    let mut heads = [0u64; 6];
+    let mut k = 0u64;
+    while core.counted_retired() < 2000 {
+        let ev = *core.step().unwrap();
+        if ev.head == HeadCause::Other {
+            assert_eq!(rob.front(), Some(&(k - 1)), "bundle {k}: head `other`");
+        }
+        heads[ev.head as usize] += 1;
+        m.step(&ev).unwrap();
+        rob.drain(..ev.retired as usize);
+        for _ in 0..ev.dispatched {
+            rob.push_back(k);
+        }
+        rob.truncate(m.rob_count() as usize);
+        k += 1;
+    }
+    assert!(heads[HeadCause::L2d as usize] > 100_000, "{heads:?}");
+}
+
+/// A D-TLB walk at the ROB head is `dtlb` for exactly the cycles of the walk:
+/// a chain of loads, each a new page and a new line, each issued in the cycle
+/// its producer completes and commits, so at the head from the next cycle:
+/// `miss_latency - 1` cycles of `dtlb`, then `l2d` (the miss after the walk).
+#[test]
+fn a_walk_at_the_head_is_dtlb_for_exactly_its_cycles() {
+    let mut cfg = quiet_cfg();
+    cfg.ideal.dtlb = false;
+    let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
+    for k in 0..63u64 {
+        let i = p.at(0x1000 + k * 4);
+        i.class = OpClass::Load;
+        i.srcs = [5, 0, 0, 0];
+        i.dsts = [5, 0];
+    }
+    p.addr = Box::new(|_, n| 0x1000_0000 + n * 0x1_0040);
+    let mut core = Core::new(&cfg, p).unwrap();
+    let mut m = Mirror::new(&cfg);
+    let (mut run, mut runs) = (0u64, vec![]);
+    for _ in 0..100_000 {
+        let ev = *core.step().unwrap();
+        m.step(&ev).unwrap();
+        if ev.head == HeadCause::Dtlb {
+            run += 1;
+        } else if run > 0 {
+            assert_eq!(ev.head, HeadCause::L2d, "after the walk, its L2 miss");
+            runs.push(run);
+            run = 0;
+        }
+    }
+    let want = cfg.dtlb.miss_latency as u64 - 1;
+    assert!(runs.len() > 100, "{runs:?}");
+    assert!(runs.iter().all(|&r| r == want), "want {want}: {runs:?}");
+}
+
+/// `dispatched_imiss` marks the instruction whose fetch waited on an I-TLB
+/// miss as well as on an I-cache miss: with a perfect I-cache every wait is
+/// a walk, and every committed instruction charged with an I-TLB miss was
+/// dispatched with the bit.
+#[test]
+fn an_itlb_only_wait_marks_the_instruction_it_delivers() {
+    let mut cfg = quiet_cfg();
+    cfg.ideal.itlb = false;
+    cfg.ideal.l1i = true;
+    // 256 one-line blocks, one per page: more pages than I-TLB entries
+    let segs: Vec<(u64, usize)> = (0..256).map(|k| (0x10_0000 + k * 4160, 16)).collect();
+    let p = Prog::segments(&segs, BranchKind::DirectJump);
+    let mut core = Core::new(&cfg, p).unwrap();
+    core.set_warmup(5_000);
+    let mut m = Mirror::new(&cfg);
+    let mut bits = 0u64;
+    while core.counted_retired() < 20_000 {
+        let ev = *core.step().unwrap();
+        m.step(&ev).unwrap();
+        if ev.count_enable {
+            bits += ev.dispatched_imiss.count_ones() as u64;
+        }
+    }
+    let st = core.stats();
+    assert!(st.committed.itlb > 100, "{st:?}");
+    assert!(bits >= st.committed.itlb, "{bits} bits, {st:?}");
+}

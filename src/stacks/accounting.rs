@@ -93,8 +93,8 @@ impl events::Consumer for Power5 {
 ///   stream without it measures the paper's full ROB only) and its head waits
 ///   on an L2 D-miss or a D-TLB miss (what FMT charges to `l2d`/`dtlb`).
 /// - A cycle is *frontend* when fetch reports a stall (`fetch_stall != none`), or
-///   when the frontend refills after a misprediction (from the squash to the next
-///   dispatch), or, found afterwards, when a branch that turns out mispredicted
+///   when the frontend refills after a misprediction or a flush (from the squash
+///   to the next dispatch; the core simulator never flushes), or, found afterwards, when a branch that turns out mispredicted
 ///   is in the ROB unresolved (from its dispatch to its squash: the resolution
 ///   time, which interval analysis counts in the misprediction penalty).
 ///
