@@ -713,8 +713,8 @@ fn a_deeper_or_wider_frontend_is_not_starved_by_the_fetch_queue() {
 /// counted `squash = mispredict` is one all-path misprediction, every counted
 /// `fe_redirect` one redirect, every counted `retired` one instruction; a
 /// counted `backend_full` with a ROB that is not full is one `lsq_full_cycles`;
-/// the committed-path counts never exceed the all-path ones; and counting
-/// starts in the cycle right after the one that commits the warm-up's last
+/// the I-TLB misses of the `itlb` workload are mostly on the committed path
+/// (its committed count is not dropped); and counting starts in the cycle right after the one that commits the warm-up's last
 /// instruction.
 #[test]
 fn the_statistics_agree_with_the_bundles() {
@@ -757,19 +757,8 @@ fn the_statistics_agree_with_the_bundles() {
         assert_eq!(st.fe_redirects, redirects, "{w}");
         assert_eq!(st.instructions, retired, "{w}");
         assert_eq!(st.lsq_full_cycles, lsq_full, "{w}");
+        // (committed <= all, field by field: every_suite_workload_runs_legally)
         let (a, c) = (st.all, st.committed);
-        for (k, a, c) in [
-            ("l1i", a.l1i, c.l1i),
-            ("l2i", a.l2i, c.l2i),
-            ("itlb", a.itlb, c.itlb),
-            ("l1d", a.l1d, c.l1d),
-            ("l2d", a.l2d, c.l2d),
-            ("dtlb", a.dtlb, c.dtlb),
-            ("longlat", a.longlat, c.longlat),
-            ("mispredicts", a.mispredicts, c.mispredicts),
-        ] {
-            assert!(c <= a, "{w} {k}: committed {c} > all {a}");
-        }
         if w == "itlb" {
             // the workload's I-TLB misses are on the committed path
             assert!(c.itlb * 2 > a.itlb, "{w}: committed {c:?} all {a:?}");
