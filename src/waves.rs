@@ -1324,18 +1324,7 @@ impl WaveArgs {
             return Ok(None);
         };
         crate::paths::output_file(&path, "--vcd")?;
-        let t = create(
-            &crate::paths::part_path(&path),
-            unit,
-            0,
-            self.window.unwrap_or(Window::ALL),
-        )
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        Ok(Some(Traced {
-            path,
-            params: *unit.params(),
-            tracer: t,
-        }))
+        Traced::create(path, unit, self.window.unwrap_or(Window::ALL)).map(Some)
     }
 
     /// Fails, before any work, if the VCDs of `variants` cannot all be
@@ -1407,6 +1396,23 @@ pub struct Traced {
 }
 
 impl Traced {
+    /// A tracer of `unit` (from its cycle 0) writing `path` through
+    /// `path.part`, so that an interrupted run leaves no cut-off VCD; the
+    /// error names the file.
+    pub fn create(
+        path: std::path::PathBuf,
+        unit: &hw::Unit,
+        window: Window,
+    ) -> anyhow::Result<Traced> {
+        let tracer = create(&crate::paths::part_path(&path), unit, 0, window)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        Ok(Traced {
+            path,
+            params: *unit.params(),
+            tracer,
+        })
+    }
+
     /// Finish the file and move it to its name; the error names it. If the
     /// window was never reached, or the file could not be finished, nothing
     /// is left behind (an earlier file of the name is kept).
@@ -1589,15 +1595,8 @@ pub fn write_scenarios(a: &WavesCmdArgs) -> anyhow::Result<Vec<std::path::PathBu
             let path = a.out.join(scenario_vcd(sc.name, v));
             let ctx = || format!("scenario {}", sc.name);
             let mut u = hw::Unit::new(sc.params.with_variant(v))?;
-            // through FILE.part, as `--vcd` (an interrupted run leaves no
-            // cut-off VCD), and with its layout
-            let tracer = create(&crate::paths::part_path(&path), &u, 0, Window::ALL)
-                .map_err(|e| anyhow::anyhow!("{}: {}: {e}", ctx(), path.display()))?;
-            let mut t = Traced {
-                path,
-                params: *u.params(),
-                tracer,
-            };
+            // as `--vcd`: through FILE.part, and with its layout
+            let mut t = anyhow::Context::with_context(Traced::create(path, &u, Window::ALL), ctx)?;
             for ev in &sc.bundles {
                 u.step_traced(ev, &mut t.tracer);
             }
