@@ -295,9 +295,9 @@ fn pen_inc_portable(pen: &mut [u32; 64], m: u64, max: u32) -> bool {
 /// rows each, no branch on the data.
 ///
 /// # Safety
-/// The CPU must support AVX-512F and POPCNT (checked once in [`Unit::new`]).
+/// The CPU must support the features of [`Kernel::Avx512`] (checked once, [`Kernel::supported`]).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,popcnt")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,bmi1,bmi2,lzcnt,popcnt")]
 #[inline]
 unsafe fn pen_inc_avx512(pen: &mut [u32; 64], m: u64, max: u32) -> bool {
     use std::arch::x86_64::*;
@@ -523,6 +523,9 @@ struct Cfg {
     /// 64-bit words of a row vector in use.
     words: usize,
     rob_entries: u16,
+    /// `rob_entries - 1` when `rob_entries` is a power of two (ids wrap by a
+    /// mask), else 0.
+    rob_mask: u16,
     /// 64-bit words of the I-miss vector in use.
     rob_words: usize,
     local_max: u32,
@@ -549,6 +552,9 @@ impl Cfg {
     /// `(a - b) mod E` for `a, b < E`.
     #[inline]
     fn rob_sub(&self, a: u16, b: u16) -> u16 {
+        if self.rob_mask != 0 {
+            return a.wrapping_sub(b) & self.rob_mask;
+        }
         let d = a.wrapping_sub(b);
         if d >= self.rob_entries {
             d.wrapping_add(self.rob_entries)
@@ -559,6 +565,9 @@ impl Cfg {
     /// `(a + n) mod E` for `a < E`, `n <= E`.
     #[inline]
     fn rob_add(&self, a: u16, n: u16) -> u16 {
+        if self.rob_mask != 0 {
+            return a.wrapping_add(n) & self.rob_mask;
+        }
         let s = a + n;
         if s >= self.rob_entries {
             s - self.rob_entries
@@ -668,6 +677,11 @@ impl Unit {
             ptr_mask: 2 * rows - 1,
             words: (rows as usize).div_ceil(64),
             rob_entries: params.rob_entries as u16,
+            rob_mask: if params.rob_entries.is_power_of_two() {
+                params.rob_entries as u16 - 1
+            } else {
+                0
+            },
             rob_words: (params.rob_entries as usize).div_ceil(64),
             local_max: params.local_max() as u32,
             gmask: params.global_mask(),
@@ -842,7 +856,13 @@ impl Unit {
             return Err((Field::FetchedBranches, 4));
         }
         // Rule 5.
-        let fetched_rows = self.cfg.dist(s.ftail, s.dtail);
+        // `ftail` read at its own width: the compiler would otherwise load it
+        // with `rob_head` beside it, and a load wider than the last cycle's
+        // two narrow stores to them cannot be forwarded (a stall of tens of
+        // host cycles, the step's largest; docs/performance.md).
+        // SAFETY: a reference to a live field.
+        let ftail = unsafe { std::ptr::read_volatile(&s.ftail) };
+        let fetched_rows = self.cfg.dist(ftail, s.dtail);
         let fb = ev.fetched_branches as u16;
         let fs = ev.fe_squash as u16;
         if fs != 0 && (!ev.fe_redirect || fs > fetched_rows + fb) {
@@ -859,7 +879,7 @@ impl Unit {
         }
         let rob_head1 = c.rob_add(s.rob_head, retired);
         // Rule 6.
-        let free_after = c.rows - 1 - self.cfg.dist(s.ftail, head1);
+        let free_after = c.rows - 1 - self.cfg.dist(ftail, head1);
         if fb > free_after {
             return Err((Field::FetchedBranches, 6));
         }
@@ -981,16 +1001,21 @@ impl Unit {
     #[inline(always)]
     fn cycle<const W: usize, const FMT: bool, const K: u8>(&mut self, ev: &CycleEvents) {
         if quiet(ev) {
-            if (ev.head == HeadCause::None) == (self.q.rob_count != 0) {
-                return self.latch_error(Field::Head, 3);
-            }
-            let sat =
-                Self::count::<W, FMT, K>(&self.cfg, &mut self.q, &mut self.rows, &mut self.obs, ev);
-            self.q.saturated |= sat;
-            self.latch.bundles += 1;
-            return;
+            return self.cycle_quiet::<W, FMT, K>(ev);
         }
         self.cycle_general::<W, FMT, K>(ev);
+    }
+
+    /// [`Unit::cycle`] of a quiet bundle.
+    #[inline(always)]
+    fn cycle_quiet<const W: usize, const FMT: bool, const K: u8>(&mut self, ev: &CycleEvents) {
+        if (ev.head == HeadCause::None) == (self.q.rob_count != 0) {
+            return self.latch_error(Field::Head, 3);
+        }
+        let sat =
+            Self::count::<W, FMT, K>(&self.cfg, &mut self.q, &mut self.rows, &mut self.obs, ev);
+        self.q.saturated |= sat;
+        self.latch.bundles += 1;
     }
 
     /// [`Unit::cycle`] without the short path for quiet bundles.
@@ -1070,8 +1095,16 @@ impl Unit {
                 } else {
                     u64::MAX
                 };
+                // Each at its own width (see `check`).
+                // SAFETY: references to live fields.
+                let (head, dtail) = unsafe {
+                    (
+                        std::ptr::read_volatile(&d.head),
+                        std::ptr::read_volatile(&d.dtail),
+                    )
+                };
                 for w in 0..W {
-                    let region = c.region_word::<W>(d.head, d.dtail, w);
+                    let region = c.region_word::<W>(head, dtail, w);
                     let done = rows.done.data[w];
                     let mp = rows.mispredict.data[w];
                     let m = region & !done & (keep_mp | !mp);
@@ -1113,6 +1146,9 @@ impl Unit {
         let obs = &mut self.obs;
         let ce = ev.count_enable;
         let gm = c.gmask;
+        // The fetch pointer, read before retirement writes `rob_head` beside it
+        // (a wide reload over that narrow store could not be forwarded).
+        let mut ftail = d.ftail;
         let sat = Self::count::<W, FMT, K>(c, d, rows, obs, ev);
 
         // 4.2 Retire. The spec walks the retiring instructions in order; this
@@ -1172,33 +1208,35 @@ impl Unit {
 
         // 4.3 Fetch, then frontend redirect.
         for _ in 0..ev.fetched_branches {
-            d.ftail = c.padd(d.ftail, 1);
-            rows.zero(c.phys(d.ftail));
+            ftail = c.padd(ftail, 1);
+            rows.zero(c.phys(ftail));
         }
         if ev.fe_redirect {
-            d.ftail = d.ftail.wrapping_sub(ev.fe_squash as u16) & c.ptr_mask;
+            ftail = ftail.wrapping_sub(ev.fe_squash as u16) & c.ptr_mask;
             if FMT {
                 // Observer: rows `ftail..=old` leave the sums (dropped or zeroed).
                 for k in 0..=ev.fe_squash as u16 {
-                    let ic = rows.icnt(c.phys(c.padd(d.ftail, k)));
+                    let ic = rows.icnt(c.phys(c.padd(ftail, k)));
                     for (p, &v) in obs.pend_i.iter_mut().zip(ic.iter()) {
                         *p -= v as u64;
                     }
                 }
             }
-            rows.zero(c.phys(d.ftail));
+            rows.zero(c.phys(ftail));
         }
+        d.ftail = ftail;
 
         // 4.4 Dispatch.
         if ev.dispatched > 0 {
             let mut br = ev.dispatched_branches;
+            let (mut dtail, rob_tail) = (d.dtail, d.rob_tail);
             while br != 0 {
                 let i = br.trailing_zeros() as u16;
-                let r = c.phys(d.dtail);
-                rows.set_rob_id(r, c.rob_add(d.rob_tail, i));
-                d.dtail = c.padd(d.dtail, 1);
+                rows.set_rob_id(c.phys(dtail), c.rob_add(rob_tail, i));
+                dtail = c.padd(dtail, 1);
                 br &= br - 1;
             }
+            d.dtail = dtail;
             if !FMT {
                 let mut im = ev.dispatched_imiss;
                 while im != 0 {
@@ -1300,287 +1338,9 @@ impl Unit {
 }
 
 impl Unit {
-    /// A batch of cycles with the portable next-state code.
-    #[inline(never)]
-    fn step_portable(&mut self, evs: &[CycleEvents]) {
-        self.cycles::<K_PORTABLE>(evs);
-    }
-
-    /// [`Unit::step_portable`] compiled for AVX2 (x86-64-v3), with the vector
-    /// penalty incrementers.
-    ///
-    /// # Safety
-    /// The CPU must support the features of [`Kernel::Avx2`].
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-    #[inline(never)]
-    unsafe fn step_avx2(&mut self, evs: &[CycleEvents]) {
-        self.cycles::<K_AVX2>(evs);
-    }
-
-    /// [`Unit::step_portable`] compiled for AVX-512, with the vector penalty
-    /// incrementers.
-    ///
-    /// # Safety
-    /// The CPU must support AVX-512F and POPCNT.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,popcnt")]
-    #[inline(never)]
-    unsafe fn step_avx512(&mut self, evs: &[CycleEvents]) {
-        self.cycles::<K_AVX512>(evs);
-    }
-
-    /// Cycles until the batch ends or a bundle is rejected (the latch then
-    /// ignores the rest), monomorphised on the row-vector words in use and the
-    /// variant.
+    /// [`CounterUnit::rows_columns`], compiled for each kernel.
     #[inline(always)]
-    fn cycles<const K: u8>(&mut self, evs: &[CycleEvents]) {
-        #[inline(always)]
-        fn each<const W: usize, const FMT: bool, const K: u8>(u: &mut Unit, evs: &[CycleEvents]) {
-            for ev in evs {
-                if u.latch.error.is_some() {
-                    return;
-                }
-                u.cycle::<W, FMT, K>(ev);
-            }
-        }
-        match (self.cfg.words, self.cfg.fmt) {
-            (1, true) => each::<1, true, K>(self, evs),
-            (1, false) => each::<1, false, K>(self, evs),
-            (2, true) => each::<2, true, K>(self, evs),
-            (2, false) => each::<2, false, K>(self, evs),
-            (_, true) => each::<ROW_WORDS, true, K>(self, evs),
-            (_, false) => each::<ROW_WORDS, false, K>(self, evs),
-        }
-    }
-
-    /// One cycle through the general path only (check, then 4.1-4.5), with the
-    /// portable kernel: the tests' reference for the short path of quiet bundles.
-    #[cfg(test)]
-    fn step_general(&mut self, ev: &CycleEvents) {
-        if self.latch.error.is_some() {
-            return;
-        }
-        match (self.cfg.words, self.cfg.fmt) {
-            (1, true) => self.cycle_general::<1, true, K_PORTABLE>(ev),
-            (1, false) => self.cycle_general::<1, false, K_PORTABLE>(ev),
-            (2, true) => self.cycle_general::<2, true, K_PORTABLE>(ev),
-            (2, false) => self.cycle_general::<2, false, K_PORTABLE>(ev),
-            (_, true) => self.cycle_general::<ROW_WORDS, true, K_PORTABLE>(ev),
-            (_, false) => self.cycle_general::<ROW_WORDS, false, K_PORTABLE>(ev),
-        }
-    }
-
-    /// The next-state code this unit runs (chosen in [`Unit::new`]).
-    pub fn kernel(&self) -> Kernel {
-        self.cfg.kernel
-    }
-
-    /// Run the given next-state code from now on; a kernel this CPU does not
-    /// support is refused (`false`, nothing changes). Every kernel computes
-    /// the same next state; tests run each supported one.
-    pub fn set_kernel(&mut self, k: Kernel) -> bool {
-        if !k.supported() {
-            return false;
-        }
-        self.cfg.kernel = k;
-        self.step1 = Self::pick_step(&self.cfg);
-        true
-    }
-
-    /// The one-cycle code for `c`'s row words, variant and kernel.
-    fn pick_step(c: &Cfg) -> StepFn {
-        /// One cycle, unless the latch holds an error (it then ignores the rest).
-        #[inline(never)]
-        fn one<const W: usize, const FMT: bool>(u: &mut Unit, ev: &CycleEvents) {
-            if u.latch.error.is_none() {
-                u.cycle::<W, FMT, K_PORTABLE>(ev);
-            }
-        }
-        /// [`one`] compiled for AVX2, with the vector penalty incrementers.
-        ///
-        /// # Safety
-        /// The CPU must support the features of [`Kernel::Avx2`].
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-        #[inline(never)]
-        unsafe fn one_avx2<const W: usize, const FMT: bool>(u: &mut Unit, ev: &CycleEvents) {
-            if u.latch.error.is_none() {
-                u.cycle::<W, FMT, K_AVX2>(ev);
-            }
-        }
-        /// [`one`] compiled for AVX-512, with the vector penalty incrementers.
-        ///
-        /// # Safety
-        /// The CPU must support AVX-512F and POPCNT.
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx512f,popcnt")]
-        #[inline(never)]
-        unsafe fn one_avx512<const W: usize, const FMT: bool>(u: &mut Unit, ev: &CycleEvents) {
-            if u.latch.error.is_none() {
-                u.cycle::<W, FMT, K_AVX512>(ev);
-            }
-        }
-        /// `$f` monomorphised for `c`'s row words and variant.
-        macro_rules! for_params {
-            ($f:ident) => {
-                match (c.words, c.fmt) {
-                    (1, true) => $f::<1, true>,
-                    (1, false) => $f::<1, false>,
-                    (2, true) => $f::<2, true>,
-                    (2, false) => $f::<2, false>,
-                    (_, true) => $f::<ROW_WORDS, true>,
-                    (_, false) => $f::<ROW_WORDS, false>,
-                }
-            };
-        }
-        match c.kernel {
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512 => for_params!(one_avx512),
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => for_params!(one_avx2),
-            _ => for_params!(one),
-        }
-    }
-}
-
-/// `Unit::cycle`'s kernel parameter: [`Kernel::Portable`].
-const K_PORTABLE: u8 = 0;
-/// `Unit::cycle`'s kernel parameter: [`Kernel::Avx2`].
-const K_AVX2: u8 = 1;
-/// `Unit::cycle`'s kernel parameter: [`Kernel::Avx512`].
-const K_AVX512: u8 = 2;
-
-/// Which compiled form of the next-state logic a [`Unit`] runs. The state and
-/// every output are the same; only the host instructions differ.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Kernel {
-    /// Plain Rust for any CPU.
-    Portable,
-    /// The penalty incrementers as AVX2 compare-and-add steps of 8 rows, the
-    /// rest compiled for x86-64-v3 (AVX2, BMI1, BMI2, LZCNT, POPCNT; detected
-    /// at run time).
-    Avx2,
-    /// The penalty incrementers as AVX-512 masked vector adds of 16 rows
-    /// (x86-64 CPUs with AVX-512F and POPCNT, detected at run time).
-    Avx512,
-}
-
-impl Kernel {
-    /// Every kernel, slowest first.
-    pub const ALL: [Kernel; 3] = [Kernel::Portable, Kernel::Avx2, Kernel::Avx512];
-
-    /// Whether this CPU runs the kernel.
-    pub fn supported(self) -> bool {
-        match self {
-            Kernel::Portable => true,
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => {
-                std::arch::is_x86_feature_detected!("avx2")
-                    && std::arch::is_x86_feature_detected!("bmi1")
-                    && std::arch::is_x86_feature_detected!("bmi2")
-                    && std::arch::is_x86_feature_detected!("lzcnt")
-                    && std::arch::is_x86_feature_detected!("popcnt")
-            }
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512 => {
-                std::arch::is_x86_feature_detected!("avx512f")
-                    && std::arch::is_x86_feature_detected!("popcnt")
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => false,
-        }
-    }
-
-    /// The kernels this CPU runs, slowest first (the portable one always).
-    pub fn available() -> impl Iterator<Item = Kernel> {
-        Kernel::ALL.into_iter().filter(|k| k.supported())
-    }
-
-    /// The fastest kernel this CPU runs.
-    pub fn detect() -> Kernel {
-        Kernel::available().last().unwrap_or(Kernel::Portable)
-    }
-}
-
-impl CounterUnit for Unit {
-    fn params(&self) -> &Params {
-        &self.params
-    }
-
-    #[inline]
-    fn step(&mut self, ev: &CycleEvents) {
-        // SAFETY: `step1` is a vector form only on a CPU with its features
-        // (`pick_step`, `Kernel::supported`).
-        unsafe { (self.step1)(self, ev) }
-    }
-
-    fn step_many(&mut self, evs: &[CycleEvents]) {
-        match self.cfg.kernel {
-            // SAFETY: a vector kernel is only chosen when the CPU has its
-            // features (`Kernel::supported`).
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512 => unsafe { self.step_avx512(evs) },
-            // SAFETY: as above.
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => unsafe { self.step_avx2(evs) },
-            _ => self.step_portable(evs),
-        }
-    }
-
-    fn view(&self) -> UnitView {
-        let q = &self.q;
-        let c = &self.cfg;
-        // O(1): the sums are kept by the observer logic ([`Obs`]).
-        debug_assert_eq!(self.obs, self.recount(), "observer sums out of step");
-        let o = &self.obs;
-        let i = if c.fmt {
-            o.pend_i
-        } else {
-            q.shared_i.map(|v| v as u64)
-        };
-        let pending = Pending {
-            l1i: i[0],
-            l2i: i[1],
-            itlb: i[2],
-            bpred: self.pending_bpred(),
-        };
-        let imiss_bits = if c.fmt { 0 } else { o.imiss_count };
-        UnitView {
-            counters: Counters {
-                value: q.counters,
-                overflow: q.overflow,
-            },
-            saturated: q.saturated,
-            rob_head: q.rob_head as u32,
-            rob_count: q.rob_count as u32,
-            rob_full: q.rob_count == c.rob_entries,
-            free_rows: (c.rows - 1 - self.cfg.dist(q.ftail, q.head)) as u32,
-            dispatched_rows: self.cfg.dist(q.dtail, q.head) as u32,
-            fetched_rows: self.cfg.dist(q.ftail, q.dtail) as u32,
-            refilling: q.refilling,
-            refill_pending: q.refill_pending,
-            error: self.latch.error,
-            shared_i: q.shared_i,
-            imiss_bits,
-            pending,
-        }
-    }
-
-    fn for_each_row(&self, f: &mut dyn FnMut(usize, RowView)) {
-        for (age, r, dispatched) in self.live_rows() {
-            f(age, self.row_view(r, dispatched));
-        }
-    }
-
-    fn rows_into(&self, out: &mut Vec<RowView>) {
-        out.reserve(self.cfg.dist(self.q.ftail, self.q.head) as usize + 1);
-        for (_, r, dispatched) in self.live_rows() {
-            out.push(self.row_view(r, dispatched));
-        }
-    }
-
-    fn rows_columns(&self, out: &mut [u32]) -> usize {
+    fn rows_columns_any(&self, out: &mut [u32]) -> usize {
         let q = &self.q;
         let c = &self.cfg;
         let nd = c.dist(q.dtail, q.head) as usize;
@@ -1681,6 +1441,436 @@ impl CounterUnit for Unit {
             }
         }
         n
+    }
+
+    /// [`Unit::rows_columns_any`] compiled for AVX2.
+    ///
+    /// # Safety
+    /// The CPU must support the features of [`Kernel::Avx2`].
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+    #[inline(never)]
+    unsafe fn rows_columns_avx2(&self, out: &mut [u32]) -> usize {
+        self.rows_columns_any(out)
+    }
+
+    /// [`Unit::rows_columns_any`] compiled for AVX-512.
+    ///
+    /// # Safety
+    /// The CPU must support the features of [`Kernel::Avx512`].
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,bmi1,bmi2,lzcnt,popcnt")]
+    #[inline(never)]
+    unsafe fn rows_columns_avx512(&self, out: &mut [u32]) -> usize {
+        use std::arch::x86_64::*;
+        let q = &self.q;
+        let c = &self.cfg;
+        let n = c.dist(q.ftail, q.head) as usize + 1;
+        // One row word (at most 64 rows), the common case: each column in
+        // blocks of 16 rows, one vector move a block; more rows, or less room
+        // past the `5 * n` words than a block's spill, take the general form.
+        if c.words != 1 || out.len() < ROW_COLUMNS * n + 16 {
+            return self.rows_columns_any(out);
+        }
+        let nd = c.dist(q.dtail, q.head) as usize;
+        let h = c.phys(q.head);
+        let rows = &*self.rows;
+        // Ages `0..first` are rows `h..h + first`, ages `first..n` rows `0..n - first`.
+        let first = n.min(c.rows as usize - h);
+        // Row bits by age: bit `a` is row `(h + a) mod rows`.
+        let by_age = |w: u64| -> u64 {
+            let r = c.rows as u32;
+            if r == 64 {
+                w.rotate_right(h as u32)
+            } else {
+                ((w >> h) | (w << (r - h as u32))) & ((1u64 << r) - 1)
+            }
+        };
+        let live = low_mask(n);
+        let lo_run = low_mask(first);
+        let mp = by_age(rows.mispredict.data[0]) & live;
+        let dn = by_age(rows.done.data[0]) & live;
+        let disp = low_mask(nd);
+        let arrays: [&[u32; MAX_ROWS + ROW_PAD]; ROW_COLUMNS] =
+            [&rows.pen, &rows.rid, &rows.ic[0], &rows.ic[1], &rows.ic[2]];
+        let o = out.as_mut_ptr();
+        let blocks = n.div_ceil(16);
+        for (k, src) in arrays.iter().enumerate() {
+            let s = src.as_ptr();
+            for j in 0..blocks {
+                let sh = 16 * j as u32;
+                let m_live = (live >> sh) as u16;
+                let m1 = (lo_run >> sh) as u16 & m_live;
+                let m2 = m_live & !m1;
+                // SAFETY: 64 rows: blocks `0..4` of an array of `MAX_ROWS +
+                // ROW_PAD` words. Fewer: lanes of `m1` read rows `h + 16j + i
+                // < h + first <= rows`, lanes of `m2` rows `16j + i - first`
+                // in `0..n - first`, and masked-off lanes are not accessed
+                // (the address of the second load may lie before the array,
+                // hence `wrapping_sub`). The store writes words `k * n + 16j
+                // ..+16` of `out`: the last block of the last column ends at
+                // most 15 words past `5 * n`, inside `out` (checked above); a
+                // block's words past its column are written over by the next.
+                let v2 = if c.rows == 64 {
+                    // Whole blocks of 16 rows, as the incrementers store them
+                    // (a load across two of those stores could not be
+                    // forwarded), then the lanes of ages `16j..` picked from
+                    // two of them.
+                    let b0 = (h / 16 + j) & 3;
+                    let lo = _mm512_loadu_si512(s.add(16 * b0) as *const _);
+                    let hi = _mm512_loadu_si512(s.add(16 * ((b0 + 1) & 3)) as *const _);
+                    let idx = _mm512_add_epi32(
+                        _mm512_set1_epi32((h % 16) as i32),
+                        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                    );
+                    _mm512_permutex2var_epi32(lo, idx, hi)
+                } else {
+                    let v1 = _mm512_maskz_loadu_epi32(m1, s.add(h + 16 * j) as *const i32);
+                    _mm512_mask_loadu_epi32(
+                        v1,
+                        m2,
+                        s.wrapping_sub(first).wrapping_add(16 * j) as *const i32,
+                    )
+                };
+                let v = if k == 1 {
+                    let v = _mm512_mask_or_epi32(
+                        v2,
+                        (disp >> sh) as u16,
+                        v2,
+                        _mm512_set1_epi32(META_DISPATCHED as i32),
+                    );
+                    let v = _mm512_mask_or_epi32(
+                        v,
+                        (mp >> sh) as u16,
+                        v,
+                        _mm512_set1_epi32(META_MISPREDICT as i32),
+                    );
+                    _mm512_mask_or_epi32(
+                        v,
+                        (dn >> sh) as u16,
+                        v,
+                        _mm512_set1_epi32(META_DONE as i32),
+                    )
+                } else {
+                    v2
+                };
+                _mm512_storeu_si512(o.add(k * n + 16 * j) as *mut _, v);
+            }
+        }
+        n
+    }
+
+    /// A batch of cycles with the portable next-state code.
+    #[inline(never)]
+    fn step_portable(&mut self, evs: &[CycleEvents]) {
+        self.cycles::<K_PORTABLE>(evs);
+    }
+
+    /// [`Unit::step_portable`] compiled for AVX2 (x86-64-v3), with the vector
+    /// penalty incrementers.
+    ///
+    /// # Safety
+    /// The CPU must support the features of [`Kernel::Avx2`].
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+    #[inline(never)]
+    unsafe fn step_avx2(&mut self, evs: &[CycleEvents]) {
+        self.cycles::<K_AVX2>(evs);
+    }
+
+    /// [`Unit::step_portable`] compiled for AVX-512, with the vector penalty
+    /// incrementers.
+    ///
+    /// # Safety
+    /// The CPU must support the features of [`Kernel::Avx512`].
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,bmi1,bmi2,lzcnt,popcnt")]
+    #[inline(never)]
+    unsafe fn step_avx512(&mut self, evs: &[CycleEvents]) {
+        self.cycles::<K_AVX512>(evs);
+    }
+
+    /// Cycles until the batch ends or a bundle is rejected (the latch then
+    /// ignores the rest), monomorphised on the row-vector words in use and the
+    /// variant.
+    #[inline(always)]
+    fn cycles<const K: u8>(&mut self, evs: &[CycleEvents]) {
+        #[inline(always)]
+        fn each<const W: usize, const FMT: bool, const K: u8>(u: &mut Unit, evs: &[CycleEvents]) {
+            for ev in evs {
+                if u.latch.error.is_some() {
+                    return;
+                }
+                u.cycle::<W, FMT, K>(ev);
+            }
+        }
+        match (self.cfg.words, self.cfg.fmt) {
+            (1, true) => each::<1, true, K>(self, evs),
+            (1, false) => each::<1, false, K>(self, evs),
+            (2, true) => each::<2, true, K>(self, evs),
+            (2, false) => each::<2, false, K>(self, evs),
+            (_, true) => each::<ROW_WORDS, true, K>(self, evs),
+            (_, false) => each::<ROW_WORDS, false, K>(self, evs),
+        }
+    }
+
+    /// One cycle through the general path only (check, then 4.1-4.5), with the
+    /// portable kernel: the tests' reference for the short path of quiet bundles.
+    #[cfg(test)]
+    fn step_general(&mut self, ev: &CycleEvents) {
+        if self.latch.error.is_some() {
+            return;
+        }
+        match (self.cfg.words, self.cfg.fmt) {
+            (1, true) => self.cycle_general::<1, true, K_PORTABLE>(ev),
+            (1, false) => self.cycle_general::<1, false, K_PORTABLE>(ev),
+            (2, true) => self.cycle_general::<2, true, K_PORTABLE>(ev),
+            (2, false) => self.cycle_general::<2, false, K_PORTABLE>(ev),
+            (_, true) => self.cycle_general::<ROW_WORDS, true, K_PORTABLE>(ev),
+            (_, false) => self.cycle_general::<ROW_WORDS, false, K_PORTABLE>(ev),
+        }
+    }
+
+    /// The next-state code this unit runs (chosen in [`Unit::new`]).
+    pub fn kernel(&self) -> Kernel {
+        self.cfg.kernel
+    }
+
+    /// Run the given next-state code from now on; a kernel this CPU does not
+    /// support is refused (`false`, nothing changes). Every kernel computes
+    /// the same next state; tests run each supported one.
+    pub fn set_kernel(&mut self, k: Kernel) -> bool {
+        if !k.supported() {
+            return false;
+        }
+        self.cfg.kernel = k;
+        self.step1 = Self::pick_step(&self.cfg);
+        true
+    }
+
+    /// The one-cycle code for `c`'s row words, variant and kernel.
+    fn pick_step(c: &Cfg) -> StepFn {
+        // For each kernel, a one-cycle function (`$one`, unless the latch holds
+        // an error, which then ignores the rest): the quiet path inline, the
+        // general one a call (`$general`), so that a quiet bundle does not pay
+        // the general path's register saves (measured 2 %, docs/performance.md).
+        macro_rules! one_cycle {
+            ($(#[$attr:meta])* $one:ident, $general:ident, $k:expr) => {
+                $(#[$attr])*
+                #[inline(never)]
+                unsafe fn $one<const W: usize, const FMT: bool>(u: &mut Unit, ev: &CycleEvents) {
+                    if u.latch.error.is_none() {
+                        if quiet(ev) {
+                            u.cycle_quiet::<W, FMT, { $k }>(ev);
+                        } else {
+                            $general::<W, FMT>(u, ev);
+                        }
+                    }
+                }
+                $(#[$attr])*
+                #[inline(never)]
+                unsafe fn $general<const W: usize, const FMT: bool>(u: &mut Unit, ev: &CycleEvents) {
+                    u.cycle_general::<W, FMT, { $k }>(ev);
+                }
+            };
+        }
+        // Portable: safe to call on any CPU (`unsafe` only to share `StepFn`).
+        one_cycle!(one, general, K_PORTABLE);
+        // AVX2 (x86-64-v3), with the vector penalty incrementers.
+        // SAFETY (callers): the CPU must support the features of [`Kernel::Avx2`].
+        one_cycle!(
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+            one_avx2,
+            general_avx2,
+            K_AVX2
+        );
+        // AVX-512, with the vector penalty incrementers.
+        // SAFETY (callers): the CPU must support the features of [`Kernel::Avx512`].
+        one_cycle!(
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(
+                enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,bmi1,bmi2,lzcnt,popcnt"
+            )]
+            one_avx512,
+            general_avx512,
+            K_AVX512
+        );
+        /// `$f` monomorphised for `c`'s row words and variant.
+        macro_rules! for_params {
+            ($f:ident) => {
+                match (c.words, c.fmt) {
+                    (1, true) => $f::<1, true>,
+                    (1, false) => $f::<1, false>,
+                    (2, true) => $f::<2, true>,
+                    (2, false) => $f::<2, false>,
+                    (_, true) => $f::<ROW_WORDS, true>,
+                    (_, false) => $f::<ROW_WORDS, false>,
+                }
+            };
+        }
+        match c.kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => for_params!(one_avx512),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => for_params!(one_avx2),
+            _ => for_params!(one),
+        }
+    }
+}
+
+/// `Unit::cycle`'s kernel parameter: [`Kernel::Portable`].
+const K_PORTABLE: u8 = 0;
+/// `Unit::cycle`'s kernel parameter: [`Kernel::Avx2`].
+const K_AVX2: u8 = 1;
+/// `Unit::cycle`'s kernel parameter: [`Kernel::Avx512`].
+const K_AVX512: u8 = 2;
+
+/// Which compiled form of the next-state logic a [`Unit`] runs. The state and
+/// every output are the same; only the host instructions differ.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// Plain Rust for any CPU.
+    Portable,
+    /// The penalty incrementers as AVX2 compare-and-add steps of 8 rows, the
+    /// rest compiled for x86-64-v3 (AVX2, BMI1, BMI2, LZCNT, POPCNT; detected
+    /// at run time).
+    Avx2,
+    /// The penalty incrementers as AVX-512 masked vector adds of 16 rows,
+    /// the row read-out as vector moves of 16 rows, the rest compiled for
+    /// x86-64-v4 (the features of `Avx2` and AVX-512 F, BW, VL, DQ; detected
+    /// at run time).
+    Avx512,
+}
+
+impl Kernel {
+    /// Every kernel, slowest first.
+    pub const ALL: [Kernel; 3] = [Kernel::Portable, Kernel::Avx2, Kernel::Avx512];
+
+    /// Whether this CPU runs the kernel.
+    pub fn supported(self) -> bool {
+        match self {
+            Kernel::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => {
+                std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("bmi1")
+                    && std::arch::is_x86_feature_detected!("bmi2")
+                    && std::arch::is_x86_feature_detected!("lzcnt")
+                    && std::arch::is_x86_feature_detected!("popcnt")
+            }
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => {
+                Kernel::Avx2.supported()
+                    && std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512bw")
+                    && std::arch::is_x86_feature_detected!("avx512vl")
+                    && std::arch::is_x86_feature_detected!("avx512dq")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// The kernels this CPU runs, slowest first (the portable one always).
+    pub fn available() -> impl Iterator<Item = Kernel> {
+        Kernel::ALL.into_iter().filter(|k| k.supported())
+    }
+
+    /// The fastest kernel this CPU runs.
+    pub fn detect() -> Kernel {
+        Kernel::available().last().unwrap_or(Kernel::Portable)
+    }
+}
+
+impl CounterUnit for Unit {
+    fn params(&self) -> &Params {
+        &self.params
+    }
+
+    #[inline]
+    fn step(&mut self, ev: &CycleEvents) {
+        // SAFETY: `step1` is a vector form only on a CPU with its features
+        // (`pick_step`, `Kernel::supported`).
+        unsafe { (self.step1)(self, ev) }
+    }
+
+    fn step_many(&mut self, evs: &[CycleEvents]) {
+        match self.cfg.kernel {
+            // SAFETY: a vector kernel is only chosen when the CPU has its
+            // features (`Kernel::supported`).
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => unsafe { self.step_avx512(evs) },
+            // SAFETY: as above.
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => unsafe { self.step_avx2(evs) },
+            _ => self.step_portable(evs),
+        }
+    }
+
+    fn view(&self) -> UnitView {
+        let q = &self.q;
+        let c = &self.cfg;
+        // O(1): the sums are kept by the observer logic ([`Obs`]).
+        debug_assert_eq!(self.obs, self.recount(), "observer sums out of step");
+        let o = &self.obs;
+        let i = if c.fmt {
+            o.pend_i
+        } else {
+            q.shared_i.map(|v| v as u64)
+        };
+        let pending = Pending {
+            l1i: i[0],
+            l2i: i[1],
+            itlb: i[2],
+            bpred: self.pending_bpred(),
+        };
+        let imiss_bits = if c.fmt { 0 } else { o.imiss_count };
+        UnitView {
+            counters: Counters {
+                value: q.counters,
+                overflow: q.overflow,
+            },
+            saturated: q.saturated,
+            rob_head: q.rob_head as u32,
+            rob_count: q.rob_count as u32,
+            rob_full: q.rob_count == c.rob_entries,
+            free_rows: (c.rows - 1 - self.cfg.dist(q.ftail, q.head)) as u32,
+            dispatched_rows: self.cfg.dist(q.dtail, q.head) as u32,
+            fetched_rows: self.cfg.dist(q.ftail, q.dtail) as u32,
+            refilling: q.refilling,
+            refill_pending: q.refill_pending,
+            error: self.latch.error,
+            shared_i: q.shared_i,
+            imiss_bits,
+            pending,
+        }
+    }
+
+    fn for_each_row(&self, f: &mut dyn FnMut(usize, RowView)) {
+        for (age, r, dispatched) in self.live_rows() {
+            f(age, self.row_view(r, dispatched));
+        }
+    }
+
+    fn rows_into(&self, out: &mut Vec<RowView>) {
+        out.reserve(self.cfg.dist(self.q.ftail, self.q.head) as usize + 1);
+        for (_, r, dispatched) in self.live_rows() {
+            out.push(self.row_view(r, dispatched));
+        }
+    }
+
+    fn rows_columns(&self, out: &mut [u32]) -> usize {
+        match self.cfg.kernel {
+            // SAFETY: a vector kernel is only chosen when the CPU has its
+            // features (`Kernel::supported`).
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => unsafe { self.rows_columns_avx512(out) },
+            // SAFETY: as above.
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => unsafe { self.rows_columns_avx2(out) },
+            _ => self.rows_columns_any(out),
+        }
     }
 
     fn imiss_bit(&self, rob_id: u16) -> bool {

@@ -1001,7 +1001,7 @@ fn penalty_mask_covers_rows_in_upper_words() {
 }
 
 /// The checker's read-outs agree with the plain ones every cycle of random legal
-/// streams: `rows_columns` (into buffers of `5 * fmt_rows` words and 0, 8 or
+/// streams: `rows_columns` (with every kernel this CPU runs, into buffers of `5 * fmt_rows` words and 0, 8 or
 /// `SHORT_ROWS` more, so that the fixed form, the block copies and the exact
 /// copies all run, the last two on the nearly full tiny tables) with
 /// `for_each_row` (packed, column by column), `imiss_live_words` with
@@ -1041,15 +1041,21 @@ fn packed_readouts_match_the_plain_ones() {
                 let want: Vec<u32> = (0..ROW_COLUMNS)
                     .flat_map(|k| plain.iter().map(move |r| r[k]))
                     .collect();
-                for buf in bufs.iter_mut() {
-                    buf.fill(u32::MAX);
-                    assert_eq!(u.rows_columns(buf), n, "seed {seed} {v} cycle {c}");
-                    assert_eq!(
-                        &buf[..ROW_COLUMNS * n],
-                        &want[..],
-                        "seed {seed} {v} cycle {c}"
-                    );
+                // every compiled form of the read-out this CPU runs
+                let home = u.kernel();
+                for k in Kernel::available() {
+                    assert!(u.set_kernel(k));
+                    for buf in bufs.iter_mut() {
+                        buf.fill(u32::MAX);
+                        assert_eq!(u.rows_columns(buf), n, "seed {seed} {v} {k:?} cycle {c}");
+                        assert_eq!(
+                            &buf[..ROW_COLUMNS * n],
+                            &want[..],
+                            "seed {seed} {v} {k:?} cycle {c}"
+                        );
+                    }
                 }
+                assert!(u.set_kernel(home));
                 u.imiss_live_words(&mut words);
                 let mut want = vec![0u64; words.len()];
                 for k in 0..view.rob_count {
