@@ -96,7 +96,14 @@
 //! dispatch have work (one jump per bundle instead of three branches) was
 //! measured 6 % slower and not kept. Registers are updated in place: copying
 //! a ~110-byte `Regs` in and out every cycle cost about a third of the time
-//! (store-forwarding stalls). Nothing allocates after [`Unit::new`].
+//! (store-forwarding stalls). For the same reason a pointer register is read
+//! at its own width where the compiler would load it together with a
+//! neighbour stored narrowly just before (`ftail` beside `rob_head`; `head`
+//! beside `dtail`): such a load waits until both stores reach the cache. The
+//! one-cycle function of each kernel keeps the quiet path inline and calls
+//! the general path, whose register saves a quiet bundle then does not pay;
+//! ROB ids wrap by a mask when `rob_entries` is a power of two. Nothing
+//! allocates after [`Unit::new`].
 //!
 //! A *quiet* bundle (nothing retires, is fetched, dispatched, redirected or
 //! squashed: the cycles of a stalled or idle core) takes a short path, one test
@@ -135,7 +142,13 @@
 //! `SHORT_ROWS` (24) live rows, the common case, it moves a fixed 3 blocks a
 //! run whatever the row count and sets `dispatched` on the way, so that it
 //! has no branch on the row count (which changes every few cycles): a step
-//! and its read-out, 66 -> 57 ns (scratch driver, this machine).
+//! and its read-out, 66 -> 57 ns (scratch driver, the AVX2 EPYC). The
+//! read-out runs under the unit's kernel; on AVX-512 with one row word it
+//! moves each column in vector blocks of 16 rows, and with 64 rows it loads
+//! the penalties in the incrementers' own blocks and picks the lanes by a
+//! two-block permute (a load across two of their stores could not be
+//! forwarded): a step with its view, packing and read-out 69 -> 57 ns on
+//! the AVX-512 EPYC (docs/performance.md).
 
 use bitvec::prelude::*;
 use events::{
