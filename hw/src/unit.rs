@@ -1178,7 +1178,9 @@ impl Unit {
             }
             // Position (0-based, in retire order) of the first I-miss-marked one.
             let mut first_im = u16::MAX;
-            if !FMT {
+            // (no I-miss bit set in the ROB, the common case: none to find;
+            // the observer's count is exact, an OR of the vector in RTL)
+            if !FMT && obs.imiss_count != 0 {
                 for k in (0..retired).rev() {
                     let id = c.rob_add(d.rob_head, k) as usize;
                     if get_bit(&imiss.data, id) {
@@ -1189,8 +1191,9 @@ impl Unit {
             let mut first_mp = u16::MAX;
             for j in 0..plan.ret_rows as u16 {
                 let r = c.phys(c.padd(d.head, j));
-                if FMT {
-                    let ic = rows.icnt(r);
+                let ic = rows.icnt(r);
+                // (most rows' blocks had no fetch stall: nothing to add)
+                if FMT && (ic[0] | ic[1] | ic[2]) != 0 {
                     for (k, &v) in ic.iter().enumerate() {
                         obs.pend_i[k] -= v as u64;
                         if ce {
