@@ -100,8 +100,9 @@
 //! at its own width where the compiler would load it together with a
 //! neighbour stored narrowly just before (`ftail` beside `rob_head`; `head`
 //! beside `dtail`): such a load waits until both stores reach the cache. The
-//! one-cycle function of each kernel keeps the quiet path inline and calls
-//! the general path, whose register saves a quiet bundle then does not pay;
+//! one-cycle function of each kernel only tests for a quiet bundle and jumps
+//! to the quiet or the general path, so that neither pays the other's
+//! register saves;
 //! ROB ids wrap by a mask when `rob_entries` is a power of two. Nothing
 //! allocates after [`Unit::new`].
 //!
@@ -1667,21 +1668,27 @@ impl Unit {
     /// The one-cycle code for `c`'s row words, variant and kernel.
     fn pick_step(c: &Cfg) -> StepFn {
         // For each kernel, a one-cycle function (`$one`, unless the latch holds
-        // an error, which then ignores the rest): the quiet path inline, the
-        // general one a call (`$general`), so that a quiet bundle does not pay
-        // the general path's register saves (measured 2 %, docs/performance.md).
+        // an error, which then ignores the rest) that only tests for a quiet
+        // bundle and jumps to the quiet path (`$quiet`) or the general one
+        // (`$general`): neither pays the other's register saves (2 % each,
+        // docs/performance.md).
         macro_rules! one_cycle {
-            ($(#[$attr:meta])* $one:ident, $general:ident, $k:expr) => {
+            ($(#[$attr:meta])* $one:ident, $quiet:ident, $general:ident, $k:expr) => {
                 $(#[$attr])*
                 #[inline(never)]
                 unsafe fn $one<const W: usize, const FMT: bool>(u: &mut Unit, ev: &CycleEvents) {
                     if u.latch.error.is_none() {
                         if quiet(ev) {
-                            u.cycle_quiet::<W, FMT, { $k }>(ev);
+                            $quiet::<W, FMT>(u, ev);
                         } else {
                             $general::<W, FMT>(u, ev);
                         }
                     }
+                }
+                $(#[$attr])*
+                #[inline(never)]
+                unsafe fn $quiet<const W: usize, const FMT: bool>(u: &mut Unit, ev: &CycleEvents) {
+                    u.cycle_quiet::<W, FMT, { $k }>(ev);
                 }
                 $(#[$attr])*
                 #[inline(never)]
@@ -1691,13 +1698,14 @@ impl Unit {
             };
         }
         // Portable: safe to call on any CPU (`unsafe` only to share `StepFn`).
-        one_cycle!(one, general, K_PORTABLE);
+        one_cycle!(one, quiet_, general, K_PORTABLE);
         // AVX2 (x86-64-v3), with the vector penalty incrementers.
         // SAFETY (callers): the CPU must support the features of [`Kernel::Avx2`].
         one_cycle!(
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
             one_avx2,
+            quiet_avx2,
             general_avx2,
             K_AVX2
         );
@@ -1709,6 +1717,7 @@ impl Unit {
                 enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,bmi1,bmi2,lzcnt,popcnt"
             )]
             one_avx512,
+            quiet_avx512,
             general_avx512,
             K_AVX512
         );
