@@ -1516,9 +1516,6 @@ impl Unit {
             let s = src.as_ptr();
             for j in 0..blocks {
                 let sh = 16 * j as u32;
-                let m_live = (live >> sh) as u16;
-                let m1 = (lo_run >> sh) as u16 & m_live;
-                let m2 = m_live & !m1;
                 // SAFETY: 64 rows: blocks `0..4` of an array of `MAX_ROWS +
                 // ROW_PAD` words. Fewer: lanes of `m1` read rows `h + 16j + i
                 // < h + first <= rows`, lanes of `m2` rows `16j + i - first`
@@ -1542,6 +1539,10 @@ impl Unit {
                     );
                     _mm512_permutex2var_epi32(lo, idx, hi)
                 } else {
+                    // the first run's lanes, then the second's
+                    let m_live = (live >> sh) as u16;
+                    let m1 = (lo_run >> sh) as u16 & m_live;
+                    let m2 = m_live & !m1;
                     let v1 = _mm512_maskz_loadu_epi32(m1, s.add(h + 16 * j) as *const i32);
                     _mm512_mask_loadu_epi32(
                         v1,
