@@ -1238,13 +1238,14 @@ fn layout_beside(vcd: &Path) -> Option<std::path::PathBuf> {
     layout_path(vcd).filter(|_| !crate::paths::written_directly(vcd))
 }
 
-/// Fails if `layout` holds a file that is not a `cpistack` layout.
+/// Fails if `layout` holds a file that is not a `cpistack` layout (an empty
+/// file is written over, as `cpistack waves` does: [`ours_or_free`]).
 fn refuse_foreign(layout: &Path, vcd: &Path) -> anyhow::Result<()> {
     if let Ok(old) = std::fs::read(layout) {
         anyhow::ensure!(
-            old.starts_with(LAYOUT_FIRST_LINE.as_bytes()),
+            old.is_empty() || old.starts_with(LAYOUT_FIRST_LINE.as_bytes()),
             "{}: not overwritten with the GTKWave layout of {}: it is not a cpistack layout \
-             (move it, or give --vcd another name)",
+             (move it, or write the VCD under another name)",
             layout.display(),
             vcd.display()
         );
@@ -1697,10 +1698,14 @@ mod tests {
             std::fs::write(out.join(name), keep).unwrap();
             cmd(&args).unwrap();
         }
-        // an empty file (an interrupted older run) is regenerated
+        // an empty file (an interrupted older run) is regenerated, a VCD's
+        // layout too (it was refused after the check let it through)
+        let layout = std::fs::read(out.join("mispredict.gtkw")).unwrap();
         std::fs::write(out.join("mispredict.vcd"), "").unwrap();
+        std::fs::write(out.join("mispredict.gtkw"), "").unwrap();
         cmd(&args).unwrap();
         assert_eq!(std::fs::read(out.join("mispredict.vcd")).unwrap(), vcd);
+        assert_eq!(std::fs::read(out.join("mispredict.gtkw")).unwrap(), layout);
         assert!(!out.join("mispredict.vcd.part").exists());
         std::fs::remove_dir_all(&out).unwrap();
     }

@@ -585,6 +585,17 @@ fn a_vcd_is_written_with_its_own_layout() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("not a cpistack layout"), "{e}");
+    // an empty file of that name is written over, as `cpistack waves` does
+    // with one in its `--out` (it was refused after the check let it through)
+    std::fs::write(&layout, "").unwrap();
+    args.check_variants(&[Variant::Fmt]).unwrap();
+    assert_eq!(
+        waves::write_vcd_layout(&vcd, &p).unwrap(),
+        Some(layout.clone())
+    );
+    assert!(std::fs::read_to_string(&layout)
+        .unwrap()
+        .contains("[dumpfile] \"small.vcd\""));
     // a VCD named .gtkw has no layout (it would be its own)
     assert!(waves::layout_path(&dir.join("x.gtkw")).is_none());
 }
