@@ -65,6 +65,10 @@ smoke: release
 	$(BIN) run --trace $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz --warmup 100000 --instructions 1000000 --check
 	$(BIN) run --trace $(TRACES)/sqlite3_x86_skip100M_13M.champsimtrace.xz --warmup 100000 --instructions 1000000 --check
 	! $(BIN) run --trace Makefile.champsimtrace 2>/dev/null
+	@# a trace run that never looked up a wrong path shows no fraction (it printed NaN)
+	for i in $$(seq 100); do printf '\100\0\0\0\0\0\0\0'; head -c 56 /dev/zero; done > target/one-pc.champsimtrace
+	$(BIN) run --trace target/one-pc.champsimtrace --warmup 0 --instructions 50 > target/one-pc.txt
+	grep -q 'code image 0 / 0 (-)' target/one-pc.txt && ! grep -q NaN target/one-pc.txt
 	! $(BIN) check --random --set fmt_rows=48 2>/dev/null
 	! $(BIN) replay Makefile 2>/dev/null
 	@# a closed pipe (`cpistack ... | head`) ends the program quietly, not with a panic

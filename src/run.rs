@@ -541,11 +541,13 @@ pub fn run(args: &RunArgs) -> Result<()> {
     );
     if let Some(t) = &r.trace {
         crate::reportln!(
-            "  trace: {} records read, wrong path found in the code image {} / {} ({:.1} %)",
+            "  trace: {} records read, wrong path found in the code image {} / {} ({})",
             t.records,
             t.wrong_path_found,
             t.wrong_path_found + t.wrong_path_missing,
-            100.0 * t.wrong_path_found_fraction()
+            // no wrong path looked up (no misprediction): no fraction
+            t.wrong_path_found_fraction()
+                .map_or("-".into(), |f| format!("{:.1} %", 100.0 * f))
         );
         if t.image_not_learned > 0 {
             crate::reportln!(

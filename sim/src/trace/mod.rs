@@ -204,8 +204,9 @@ pub struct TraceStats {
 }
 
 impl TraceStats {
-    /// Fraction of wrong-path lookups served from the image (NaN before any).
-    pub fn wrong_path_found_fraction(&self) -> f64 {
-        self.wrong_path_found as f64 / (self.wrong_path_found + self.wrong_path_missing) as f64
+    /// Fraction of wrong-path lookups served from the image (`None` before any).
+    pub fn wrong_path_found_fraction(&self) -> Option<f64> {
+        let looked = self.wrong_path_found + self.wrong_path_missing;
+        (looked > 0).then(|| self.wrong_path_found as f64 / looked as f64)
     }
 }

@@ -410,7 +410,7 @@ fn wrong_path_serves_seen_addresses_from_the_image_and_counts() {
     let st = s.stats();
     assert_eq!((st.wrong_path_found, st.wrong_path_missing), (3, 1));
     assert_eq!(st.image_addresses, 4);
-    assert!((st.wrong_path_found_fraction() - 0.75).abs() < 1e-12);
+    assert!((st.wrong_path_found_fraction().unwrap() - 0.75).abs() < 1e-12);
 }
 
 // ---- skip --------------------------------------------------------------------
