@@ -1388,6 +1388,54 @@ fn close(a: f64, b: f64) -> bool {
 /// and the reference's shares ([`super::error_pp`]), each summary is what
 /// [`super::summarise`] makes of its studies, each `cpi` and overlap
 /// fraction is its quotient, and the overlap is within each of its sides.
+/// The relations between a run's counts that hold in every run (`sim::Stats`):
+/// committed-path events are among all paths' (never more); committed
+/// branches are committed instructions, committed mispredictions committed
+/// branches; a cycle is ROB-full, LSQ-full (with the ROB not full) or
+/// neither. (Not checked: wrong-path instructions dispatched against those
+/// fetched, since an instruction fetched in the warm-up and dispatched after
+/// it counts only as dispatched.)
+fn check_stats_relations(name: &str, s: &sim::Stats) -> Result<()> {
+    let (c, a) = (&s.committed, &s.all);
+    for (k, c, a) in [
+        ("l1i", c.l1i, a.l1i),
+        ("l2i", c.l2i, a.l2i),
+        ("itlb", c.itlb, a.itlb),
+        ("l1d", c.l1d, a.l1d),
+        ("l2d", c.l2d, a.l2d),
+        ("dtlb", c.dtlb, a.dtlb),
+        ("longlat", c.longlat, a.longlat),
+        ("longlat_cycles", c.longlat_cycles, a.longlat_cycles),
+        ("mispredicts", c.mispredicts, a.mispredicts),
+    ] {
+        anyhow::ensure!(
+            c <= a,
+            "stacks.json: study `{name}`: stats.committed.{k} is {c}, more than stats.all.{k} ({a}): committed-path events are among all paths'"
+        );
+    }
+    for (k, v, most, of) in [
+        ("branches", s.branches, s.instructions, "stats.instructions"),
+        (
+            "committed.mispredicts",
+            s.committed.mispredicts,
+            s.branches,
+            "stats.branches",
+        ),
+        (
+            "rob_full_cycles + lsq_full_cycles",
+            s.rob_full_cycles.saturating_add(s.lsq_full_cycles),
+            s.cycles,
+            "stats.cycles",
+        ),
+    ] {
+        anyhow::ensure!(
+            v <= most,
+            "stacks.json: study `{name}`: stats.{k} is {v}, more than {of} ({most})"
+        );
+    }
+    Ok(())
+}
+
 fn check_consistent(r: &Report) -> Result<()> {
     use anyhow::ensure;
     r.config
@@ -1486,6 +1534,7 @@ fn check_consistent(r: &Report) -> Result<()> {
             st.stats.instructions,
             st.instructions
         );
+        check_stats_relations(name, &st.stats)?;
         let have: std::collections::BTreeSet<&String> = st.ideal_runs.keys().collect();
         ensure!(
             have == names.iter().collect(),

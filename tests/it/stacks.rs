@@ -609,6 +609,26 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
         &|j| j["studies"][0]["cpi"] = 9.0.into(),
         "study `balanced`: cpi is 9",
     );
+    // counts that no other field derives from, against their relations
+    edit_json(
+        &|j| j["studies"][1]["stats"]["committed"]["longlat"] = 1_000_000.into(),
+        "study `mlp`: stats.committed.longlat is 1000000, more than stats.all.longlat",
+    );
+    edit_json(
+        &|j| {
+            let c = j["studies"][1]["stats"]["cycles"].as_u64().unwrap();
+            j["studies"][1]["stats"]["rob_full_cycles"] = (10 * c).into();
+        },
+        "study `mlp`: stats.rob_full_cycles + lsq_full_cycles is",
+    );
+    edit_json(
+        &|j| j["studies"][0]["stats"]["branches"] = 0.into(),
+        "study `balanced`: stats.committed.mispredicts is",
+    );
+    edit_json(
+        &|j| j["studies"][0]["stats"]["branches"] = u64::MAX.into(),
+        "study `balanced`: stats.branches is 18446744073709551615, more than stats.instructions",
+    );
     edit_json(
         &|j| j["studies"][0]["stacks"]["naive"]["l2d"] = i64::MAX.into(),
         "stacks.naive.l2d is 9223372036854775807, not an integer of at most 2^53",
