@@ -116,7 +116,14 @@ impl ParamArgs {
             p.set(k.trim(), v.trim())
                 .map_err(|e| anyhow::anyhow!("--set `{kv}`: {e}"))?;
         }
-        p.validate()?;
+        if let Err(e) = p.validate() {
+            // named with the --set that gave the illegal value, if one did
+            let by = |kv: &&String| kv.split_once('=').is_some_and(|(k, _)| k.trim() == e.name);
+            match self.set.iter().find(by) {
+                Some(kv) => bail!("--set `{kv}`: {e}"),
+                None => return Err(e.into()),
+            }
+        }
         Ok(p)
     }
 }
@@ -670,6 +677,26 @@ mod tests {
             panic!("stacks")
         };
         assert_eq!(a.traces, [PathBuf::from("a"), PathBuf::from("b")]);
+    }
+
+    /// A parameter that `validate` refuses is named with the `--set` that
+    /// gave it, as every other `--set` error is.
+    #[test]
+    fn an_illegal_parameter_names_its_set() {
+        let apply = |set: &[&str]| {
+            ParamArgs {
+                set: set.iter().map(|s| s.to_string()).collect(),
+            }
+            .apply(Params::default())
+        };
+        let e = apply(&["fmt_rows=4", " rob_entries = 0"])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "--set ` rob_entries = 0`: parameter `rob_entries` = 0 is illegal: 2..=4096"
+        );
+        assert_eq!(apply(&["rob_entries=64"]).unwrap().rob_entries, 64);
     }
 
     #[test]

@@ -542,7 +542,7 @@ impl Config {
             node = node
                 .get(part)
                 .filter(|_| !part.is_empty())
-                .ok_or_else(|| SimError::Config(format!("unknown configuration key `{key}`")))?;
+                .ok_or_else(|| SimError::Config(unknown_key(&root, key)))?;
         }
         if node.is_object() {
             return Err(SimError::Config(format!(
@@ -995,9 +995,53 @@ fn check_geometry(k: &str, size: u64, ways: u32, line: u64) -> Result<(), SimErr
     Ok(())
 }
 
+/// The error for `key`, which `root` (a configuration as JSON) does not
+/// have: with the dotted keys whose last part is `key`'s last part, if any
+/// (`rob_entries` is `core.rob_entries`).
+fn unknown_key(root: &serde_json::Value, key: &str) -> String {
+    let last = key.rsplit('.').next().unwrap_or(key);
+    let mut like = Vec::new();
+    if let Some(sections) = root.as_object() {
+        for (sec, v) in sections {
+            if v.as_object().is_some_and(|m| m.contains_key(last)) {
+                like.push(format!("`{sec}.{last}`"));
+            }
+        }
+    }
+    if like.is_empty() || last.is_empty() {
+        format!("unknown configuration key `{key}`")
+    } else {
+        format!(
+            "unknown configuration key `{key}` (did you mean {}?)",
+            like.join(" or ")
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A key given without its section is answered with the keys it may mean.
+    #[test]
+    fn an_unknown_key_names_the_keys_of_that_name() {
+        let mut c = Config::default();
+        let e = c.set_all(["rob_entries=64"]).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "unknown configuration key `rob_entries` (did you mean `core.rob_entries`?)"
+            ),
+            "{e}"
+        );
+        let e = c.set_all(["latency.size=1"]).unwrap_err().to_string();
+        assert!(e.contains("did you mean `l1d.size` or `l1i.size`"), "{e}");
+        let e = c.set_all(["no_such_key=1"]).unwrap_err().to_string();
+        assert!(
+            e.ends_with("unknown configuration key `no_such_key`"),
+            "{e}"
+        );
+        assert_eq!(c, Config::default(), "nothing set");
+    }
 
     #[test]
     fn defaults_are_table_2() {
