@@ -435,10 +435,16 @@ fn scalar<T: DeserializeOwned>(raw: &RawValue, expected: &str) -> Result<T, Stri
 
 /// A value as written, escaped, and cut after 40 characters.
 fn quoted(raw: &RawValue) -> String {
+    format!("`{}`", shown(raw))
+}
+
+/// A value as written, escaped, and cut after 40 characters (`...` then),
+/// so that a message never repeats a long line.
+fn shown(raw: &RawValue) -> String {
     let t = crate::bundle::printable(raw.get());
     match t.char_indices().nth(40) {
-        Some((i, _)) => format!("`{}...`", &t[..i]),
-        None => format!("`{t}`"),
+        Some((i, _)) => format!("{}...", &t[..i]),
+        None => t,
     }
 }
 
@@ -484,7 +490,7 @@ fn parse_header(text: &str, line: u64) -> Result<(Params, u64), StreamError> {
         Some(v) => {
             return Err(bad(format!(
                 "`format` is {}, expected \"{FORMAT_NAME}\"",
-                v.get()
+                shown(v)
             )))
         }
         None => return Err(bad(format!("no `format` field; {expect}"))),
@@ -502,7 +508,7 @@ fn parse_header(text: &str, line: u64) -> Result<(Params, u64), StreamError> {
         Some((v, Err(_))) => {
             return Err(bad(format!(
                 "`version` is {}, expected an integer 1..={VERSION}",
-                v.get()
+                shown(v)
             )))
         }
         None => return Err(bad("no `version` field".into())),

@@ -540,6 +540,15 @@ fn jsonl_header_errors() {
             "duplicate key `params.fmt_rows`",
         ),
         ("[1]\n", "expected an object"),
+        // a long value is cut, not repeated whole
+        (
+            "{\"format\":[[[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],2]],\"version\":1,\"params\":{}}\n",
+            "`format` is [[[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1..., expected",
+        ),
+        (
+            "{\"format\":\"cpistack-events\",\"version\":\"0123456789012345678901234567890123456789\",\"params\":{}}\n",
+            "`version` is \"012345678901234567890123456789012345678..., expected",
+        ),
     ];
     for (text, want) in cases {
         let e = JsonlReader::new(text.as_bytes()).err().expect(text);
