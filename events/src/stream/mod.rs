@@ -175,7 +175,7 @@ pub enum StreamError {
         source: ParamError,
     },
     /// [`open`] cannot tell which format a file is in.
-    #[error("{path}: cannot tell the stream format ({why}); name it `.jsonl` or `.bin`")]
+    #[error("{path}: cannot tell the stream format: {why}")]
     UnknownFormat { path: String, why: String },
 }
 
@@ -267,8 +267,15 @@ fn open_reader(path: &Path) -> Result<Reader, StreamError> {
             Some(f) => f,
             None => {
                 let why = match first {
-                    None => "the file is empty".to_string(),
-                    Some(b) => format!("it starts with byte 0x{b:02x}"),
+                    None => "it is empty, and a stream has at least a header \
+                             (a JSON Lines header line, or the binary format's 48 bytes)"
+                        .to_string(),
+                    Some(b) => format!(
+                        "it starts with byte 0x{b:02x}, where a JSON Lines stream starts \
+                         with `{{`, `#` or white space and a binary one with \
+                         0x{MAGIC_FIRST:02x} (a file named `.jsonl` or `.bin` is read as \
+                         that format)"
+                    ),
                 };
                 return Err(StreamError::UnknownFormat { path: name, why });
             }
