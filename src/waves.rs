@@ -66,8 +66,9 @@ pub enum WavesError {
     /// The directory of the file cannot be made (the message names why).
     #[error("{0}")]
     Dir(String),
-    #[error("`--window {0}`: expected FROM:TO (cycles, FROM < TO), e.g. 1000:2000")]
-    BadWindow(String),
+    /// The window given, and what is wrong with it.
+    #[error("`--window {0}`: {1}expected FROM:TO (cycles, FROM < TO), e.g. 1000:2000")]
+    BadWindow(String, String),
     #[error("{}", not_reached(*window, *cycles))]
     WindowNotReached { window: Window, cycles: u64 },
 }
@@ -122,22 +123,27 @@ impl std::str::FromStr for Window {
     type Err = WavesError;
     /// `FROM:TO` (cycles, `TO` exclusive); either side may be empty (`:500`, `1000:`).
     fn from_str(s: &str) -> Result<Self, WavesError> {
-        let bad = || WavesError::BadWindow(s.to_string());
-        let (a, b) = s.split_once(':').ok_or_else(bad)?;
+        let bad = |why: String| WavesError::BadWindow(s.to_string(), why);
+        let (a, b) = s.split_once(':').ok_or_else(|| bad(String::new()))?;
         let num = |x: &str, d: u64| -> Result<u64, WavesError> {
             let x = x.trim().replace('_', "");
             if x.is_empty() {
-                Ok(d)
-            } else {
-                x.parse().map_err(|_| bad())
+                return Ok(d);
             }
+            x.parse().map_err(|_| {
+                bad(if x.bytes().all(|c| c.is_ascii_digit()) {
+                    format!("{x} is past the last cycle a run can have ({}); ", u64::MAX)
+                } else {
+                    format!("`{x}` is not a cycle number; ")
+                })
+            })
         };
         let w = Window {
             from: num(a, 0)?,
             to: num(b, u64::MAX)?,
         };
         if w.from >= w.to {
-            return Err(bad());
+            return Err(bad(format!("FROM {} is not below TO {}; ", w.from, w.to)));
         }
         Ok(w)
     }
@@ -1738,8 +1744,25 @@ mod tests {
         );
         assert_eq!(":5".parse::<Window>().unwrap(), Window { from: 0, to: 5 });
         assert_eq!("7:".parse::<Window>().unwrap().to, u64::MAX);
-        assert!("5:5".parse::<Window>().is_err());
-        assert!("x".parse::<Window>().is_err());
+        // each refusal says what is wrong
+        for (w, why) in [
+            (
+                "5:5",
+                "`--window 5:5`: FROM 5 is not below TO 5; expected FROM:TO",
+            ),
+            ("x", "`--window x`: expected FROM:TO"),
+            (
+                "1:2x",
+                "`--window 1:2x`: `2x` is not a cycle number; expected",
+            ),
+            (
+                "1:99999999999999999999",
+                "99999999999999999999 is past the last cycle a run can have (18446744073709551615)",
+            ),
+        ] {
+            let e = w.parse::<Window>().unwrap_err().to_string();
+            assert!(e.contains(why), "{w}: {e}");
+        }
         // shown as written, an open end empty (not 18446744073709551615)
         for w in ["10:20", ":5", "7:", ":"] {
             assert_eq!(w.parse::<Window>().unwrap().to_string(), w);
