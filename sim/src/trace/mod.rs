@@ -39,6 +39,11 @@ pub enum Problem {
     },
     #[error("read error: {detail}")]
     Read { detail: String },
+    #[error("the file is named `.{suffix}` but is not {format} data (it does not start with {format}'s magic bytes)")]
+    NotCompressed {
+        format: &'static str,
+        suffix: &'static str,
+    },
     #[error("the file is {format}-compressed, which cpistack does not decode (it reads raw, xz and gzip traces): decompress it first")]
     Unsupported { format: &'static str },
     #[error("is_branch is {0}, must be 0 or 1")]

@@ -119,13 +119,27 @@ impl RecordReader {
         // read as raw records whatever the suffix says: a bzip2 file named
         // `.xz` is not handed to the xz decoder.
         let unsupported = Format::unsupported(&head);
-        let format = match Format::sniff(&head) {
-            Format::Plain if unsupported.is_none() => Format::from_path(path),
+        let sniffed = Format::sniff(&head);
+        let empty = head.is_empty();
+        let format = match sniffed {
+            // (an empty file holds no records, whatever its name)
+            Format::Plain if unsupported.is_none() && !empty => Format::from_path(path),
             f => f,
         };
         let raw: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head).chain(file));
         let mut r = RecordReader::from_reader(raw, format, label);
         r.unsupported = unsupported;
+        if format != sniffed {
+            // named `.xz` or `.gz` without that magic: said so at record 0,
+            // not as the decoder would say it ("premature eof" for a short
+            // file, "format not recognized" for a longer one)
+            let suffix = if format == Format::Xz { "xz" } else { "gz" };
+            r.pending = Some(Problem::NotCompressed {
+                format: format.name(),
+                suffix,
+            });
+            r.eof = true;
+        }
         Ok(r)
     }
 

@@ -686,6 +686,32 @@ fn files_are_decompressed_by_suffix_and_named_without_it() {
             "{e}"
         );
     }
+    // a file named `.xz` or `.gz` without that magic, short or long, is said
+    // to be no such data (a short one got the decoder's "premature eof")
+    for (suffix, format) in [("xz", "xz"), ("gz", "gzip")] {
+        for data in [&b"hello\n"[..], &[0x41; 4096][..]] {
+            let path = temp_path(&format!("not.{suffix}"));
+            std::fs::write(&path, data).unwrap();
+            let e = TraceSource::open(&path, 0).err().unwrap();
+            std::fs::remove_file(&path).unwrap();
+            assert!(
+                matches!(record_problem(&e), (0, Problem::NotCompressed { format: f, suffix: s })
+                    if f == format && s == suffix),
+                "{e}"
+            );
+            assert!(
+                e.to_string()
+                    .contains(&format!("named `.{suffix}` but is not {format} data")),
+                "{e}"
+            );
+        }
+    }
+    // an empty one holds no records, as an empty raw trace does
+    let path = temp_path("empty.xz");
+    std::fs::write(&path, b"").unwrap();
+    let mut r = RecordReader::open(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(r.next_record().unwrap().is_none());
     let e = TraceSource::open(temp_path("missing.xz"), 0).err().unwrap();
     assert!(matches!(e, TraceError::Open { .. }), "{e}");
 }
