@@ -158,17 +158,14 @@ impl Params {
             None if value.parse::<u64>().is_ok()
                 || (!value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())) =>
             {
-                // the legal range, as `validate` says it (from the defaults,
-                // which are legal, so the error is this one's)
-                let mut t = Params::default();
-                t.set(name, &u32::MAX.to_string())?;
-                return Err(match t.validate() {
-                    Err(e) => ParamError {
+                return Err(match Self::legal(name) {
+                    Some(legal) => ParamError {
+                        name: Self::NAMES.into_iter().find(|n| *n == name).unwrap_or("?"),
                         value: value.to_string(),
-                        ..e
+                        legal,
                     }
                     .to_string(),
-                    Ok(()) => format!("parameter `{name}` = {value} is too large"),
+                    None => format!("parameter `{name}` = {value} is too large"),
                 });
             }
             None => {
@@ -178,6 +175,16 @@ impl Params {
             }
         };
         Ok(())
+    }
+
+    /// The legal values of the numeric parameter `name` ([`Params::NAMES`]),
+    /// as [`Params::validate`] says them (`2..=4096`); `None` for another name.
+    pub fn legal(name: &str) -> Option<&'static str> {
+        // the defaults are legal, so with one parameter at `u32::MAX` (above
+        // every range) the error is that one's
+        let mut t = Params::default();
+        t.set(name, &u32::MAX.to_string()).ok()?;
+        t.validate().err().map(|e| e.legal)
     }
 
     /// Bits of a ROB id: `ceil(log2(rob_entries))`.

@@ -543,7 +543,15 @@ fn parse_header(text: &str, line: u64) -> Result<(Params, u64), StreamError> {
         let r = if k == "variant" {
             value::<crate::Variant>(v, "a string").map(drop)
         } else {
-            scalar::<u32>(v, "an integer 0..=4294967295").map(drop)
+            // (the legal range: a value outside it that is a `u32` is
+            // refused by `validate` below, in the same words)
+            let legal = Params::legal(k).unwrap_or("0..=4294967295");
+            let expected = if legal.starts_with(|c: char| c.is_ascii_digit()) {
+                format!("an integer {legal}")
+            } else {
+                legal.to_string()
+            };
+            scalar::<u32>(v, &expected).map(drop)
         };
         if let Err(msg) = r {
             return Err(StreamError::BadField {

@@ -571,8 +571,37 @@ fn jsonl_header_errors() {
             .map(drop)
             .unwrap_err()
             .to_string(),
-        "line 1: field `params.rob_entries`: expected an integer 0..=4294967295, found `1e400`"
+        "line 1: field `params.rob_entries`: expected an integer 2..=4096, found `1e400`"
     );
+    // a value that is no `u32` is answered with the parameter's legal range
+    for (field, value, legal) in [
+        (
+            "rob_entries",
+            "-5",
+            "expected an integer 2..=4096, found `-5`",
+        ),
+        (
+            "fmt_rows",
+            "\"8\"",
+            "expected a power of two in 2..=256, found `\"8\"`",
+        ),
+        (
+            "local_bits",
+            "2.5",
+            "expected an integer 1..=32, found `2.5`",
+        ),
+    ] {
+        let text = format!(
+            "{{\"format\":\"cpistack-events\",\"version\":1,\"params\":{{\"{field}\":{value}}}}}\n"
+        );
+        let e = JsonlReader::new(text.as_bytes()).map(drop).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("line 1: field `params.{field}`: {legal}")
+        );
+    }
+    assert_eq!(Params::legal("retire_width"), Some("1..=8"));
+    assert_eq!(Params::legal("variant"), None);
     // comments are text too
     let text = [HDR.as_bytes(), b"# \xff\xfe\n{}\n"].concat();
     match JsonlReader::new(&text[..]).unwrap().find_map(|x| x.err()) {
