@@ -130,6 +130,15 @@ pub fn unit_figures(cycles: usize, reps: usize, figs: &mut Figures) -> anyhow::R
             black_box(u.view());
         }),
     );
+    // The checker's two threads hand each cycle's record (about 500 bytes)
+    // from one core to the other: its figures follow how far apart the two
+    // CPUs are, which on a virtual machine can change while it runs
+    // (docs/performance.md). Measured before and after them, so that a low
+    // lock-step figure can be told from a slow path between the cores.
+    figs.values.insert(
+        "core_round_trip_ns_before_lockstep".into(),
+        core_round_trip_ns(),
+    );
     for (key, params, st) in [
         ("lockstep_fmt_cycles_per_s", p, &s),
         ("lockstep_sfmt_cycles_per_s", ps, &ss),
@@ -147,6 +156,10 @@ pub fn unit_figures(cycles: usize, reps: usize, figs: &mut Figures) -> anyhow::R
         }
         figs.push(key, r);
     }
+    figs.values.insert(
+        "core_round_trip_ns_after_lockstep".into(),
+        core_round_trip_ns(),
+    );
 
     let mut buf = Vec::with_capacity(cycles * 16 + 64);
     {
@@ -224,6 +237,55 @@ pub fn wave_figures(cycles: usize, reps: usize, figs: &mut Figures) -> anyhow::R
     figs.values
         .insert("vcd_fmt_bytes_per_cycle".into(), bytes as f64 / n as f64);
     Ok(())
+}
+
+/// How long a cache line takes to go from one thread to another and back,
+/// ns: one thread writes a counter, a second answers by writing it again,
+/// for about 20 ms, as many round trips as fit (the two threads run on two
+/// CPUs when the machine has two free; on one, a round trip takes a
+/// time slice, and the figure shows it).
+pub fn core_round_trip_ns() -> f64 {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    /// The counter alone on its cache lines.
+    #[repr(align(128))]
+    struct Line(AtomicU64);
+    let ball = Line(AtomicU64::new(0));
+    let stop = AtomicBool::new(false);
+    let span = std::time::Duration::from_millis(20);
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            // answer each odd value with the next even one
+            while !stop.load(Ordering::Relaxed) {
+                let v = ball.0.load(Ordering::Acquire);
+                if v & 1 == 1 {
+                    ball.0.store(v + 1, Ordering::Release);
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+        });
+        let t = Instant::now();
+        let mut trips = 0u64;
+        'out: loop {
+            let v = 2 * trips + 1;
+            ball.0.store(v, Ordering::Release);
+            let mut spins = 0u32;
+            while ball.0.load(Ordering::Acquire) != v + 1 {
+                std::hint::spin_loop();
+                spins += 1;
+                // (the clock read costs as much as a round trip: rarely)
+                if spins.is_multiple_of(1024) && t.elapsed() >= span {
+                    break 'out;
+                }
+            }
+            trips += 1;
+            if trips.is_multiple_of(256) && t.elapsed() >= span {
+                break;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        t.elapsed().as_nanos() as f64 / trips.max(1) as f64
+    })
 }
 
 /// Instructions measured per workload by [`sim_figures`], after [`SIM_WARMUP`].
@@ -381,5 +443,14 @@ mod tests {
         assert_eq!(j["vcd_fmt_bytes_per_cycle"], serde_json::json!(160.5));
         assert_eq!(j["hw_kernel"], serde_json::json!("avx2"));
         assert!(f.text().contains("vcd_fmt_bytes_per_cycle"));
+    }
+
+    /// The round trip between two threads is a time, however the machine
+    /// schedules them (about 50 ns between two cores of one die; a time
+    /// slice when both share one CPU).
+    #[test]
+    fn the_core_round_trip_is_a_time() {
+        let t = core_round_trip_ns();
+        assert!(t.is_finite() && t > 1.0 && t < 1e8, "{t}");
     }
 }
