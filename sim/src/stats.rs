@@ -23,6 +23,23 @@ pub struct MissCounts {
     pub mispredicts: u64,
 }
 
+impl MissCounts {
+    /// Every count with its field's name, in declaration order.
+    pub fn named(&self) -> [(&'static str, u64); 9] {
+        [
+            ("l1i", self.l1i),
+            ("l2i", self.l2i),
+            ("itlb", self.itlb),
+            ("l1d", self.l1d),
+            ("l2d", self.l2d),
+            ("dtlb", self.dtlb),
+            ("longlat", self.longlat),
+            ("longlat_cycles", self.longlat_cycles),
+            ("mispredicts", self.mispredicts),
+        ]
+    }
+}
+
 /// Statistics of one run (the measured part, after warm-up).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stats {
@@ -61,6 +78,33 @@ impl Stats {
             0.0
         } else {
             self.cycles as f64 / self.instructions as f64
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `MissCounts::named` names every field, with its value.
+    #[test]
+    fn named_counts_are_every_field() {
+        let m = MissCounts {
+            l1i: 1,
+            l2i: 2,
+            itlb: 3,
+            l1d: 4,
+            l2d: 5,
+            dtlb: 6,
+            longlat: 7,
+            longlat_cycles: 8,
+            mispredicts: 9,
+        };
+        let j = serde_json::to_value(m).unwrap();
+        let fields = j.as_object().unwrap();
+        assert_eq!(fields.len(), m.named().len());
+        for (k, v) in m.named() {
+            assert_eq!(fields[k], serde_json::json!(v), "{k}");
         }
     }
 }

@@ -557,18 +557,7 @@ fn every_suite_workload_runs_legally() {
         assert!(st.instructions >= 12_000, "{}", spec.name);
         // the committed path's events are some of all paths' events, also
         // across the warm-up's edge (an event before it is in neither)
-        let (c, a) = (&st.committed, &st.all);
-        for (k, c, a) in [
-            ("l1i", c.l1i, a.l1i),
-            ("l2i", c.l2i, a.l2i),
-            ("itlb", c.itlb, a.itlb),
-            ("l1d", c.l1d, a.l1d),
-            ("l2d", c.l2d, a.l2d),
-            ("dtlb", c.dtlb, a.dtlb),
-            ("longlat", c.longlat, a.longlat),
-            ("longlat_cycles", c.longlat_cycles, a.longlat_cycles),
-            ("mispredicts", c.mispredicts, a.mispredicts),
-        ] {
+        for ((k, c), (_, a)) in st.committed.named().into_iter().zip(st.all.named()) {
             assert!(
                 c <= a,
                 "{}: {k}: {c} committed, {a} on all paths",

@@ -1396,18 +1396,7 @@ fn close(a: f64, b: f64) -> bool {
 /// fetched, since an instruction fetched in the warm-up and dispatched after
 /// it counts only as dispatched.)
 fn check_stats_relations(name: &str, s: &sim::Stats) -> Result<()> {
-    let (c, a) = (&s.committed, &s.all);
-    for (k, c, a) in [
-        ("l1i", c.l1i, a.l1i),
-        ("l2i", c.l2i, a.l2i),
-        ("itlb", c.itlb, a.itlb),
-        ("l1d", c.l1d, a.l1d),
-        ("l2d", c.l2d, a.l2d),
-        ("dtlb", c.dtlb, a.dtlb),
-        ("longlat", c.longlat, a.longlat),
-        ("longlat_cycles", c.longlat_cycles, a.longlat_cycles),
-        ("mispredicts", c.mispredicts, a.mispredicts),
-    ] {
+    for ((k, c), (_, a)) in s.committed.named().into_iter().zip(s.all.named()) {
         anyhow::ensure!(
             c <= a,
             "stacks.json: study `{name}`: stats.committed.{k} is {c}, more than stats.all.{k} ({a}): committed-path events are among all paths'"
