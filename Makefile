@@ -144,7 +144,7 @@ stacks-smoke: release
 ## paper: the paper's evaluation (section 5.2, Figures 4, 6, 9, 11, 12, Table 1)
 ## on the whole synthetic suite and both shared ChampSim traces into report/:
 ## 3 M instructions after 1 M of warm-up per run, 18 runs per workload or trace
-## (about 1.5 minutes on a 2-vCPU AMD EPYC, after the release build).
+## (about 2 minutes on a 2-vCPU AMD EPYC, after the release build).
 paper: release
 	$(BIN) stacks --workloads all --traces $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz,$(TRACES)/sqlite3_x86_skip100M_13M.champsimtrace.xz --instructions 3000000 --warmup 1000000 --out report
 	$(BIN) stacks --workloads limits --instructions 3000000 --warmup 1000000 --out report/limits
