@@ -1007,6 +1007,77 @@ fn penalty_mask_covers_rows_in_upper_words() {
 /// `for_each_row` (packed, column by column), `imiss_live_words` with
 /// `imiss_bit` over the live ROB entries, and the observer sums in `view` with a
 /// walk over the rows (the debug check inside `view` does that recount).
+/// All 64 rows of the default table live (no free row), one of them
+/// mispredicted and done, another mispredicted and awaiting its correct
+/// path: every read-out form this CPU runs gives the rows of the plain
+/// walk, flags included, with the table starting at row 0 and across the
+/// wrap. (A read-out that took a full table's flags through the partial
+/// table's mask survived every other test: a mutation test found it.)
+#[test]
+fn a_full_64_row_table_reads_out_with_its_flags() {
+    for start in [0usize, 20] {
+        let mut u = unit(Variant::Fmt);
+        commit_branches(&mut u, start);
+        let id = |k: u16| ((start as u16) + k) % 128;
+        // four branches; the second mispredicts, a branch of its correct path
+        // dispatches (so it is done), then that branch mispredicts too
+        ok(&mut u, fetch(4));
+        ok(&mut u, dispatch(4, 0b1111));
+        let mispredict = |x| CycleEvents {
+            squash: Squash::Mispredict(x),
+            ..wait()
+        };
+        ok(&mut u, mispredict(id(1)));
+        ok(
+            &mut u,
+            CycleEvents {
+                fetched_branches: 1,
+                ..wait()
+            },
+        );
+        ok(
+            &mut u,
+            CycleEvents {
+                dispatched: 1,
+                dispatched_branches: 0b1,
+                ..wait()
+            },
+        );
+        ok(&mut u, mispredict(id(2)));
+        while u.view().free_rows > 0 {
+            let n = u.view().free_rows.min(8) as u8;
+            ok(
+                &mut u,
+                CycleEvents {
+                    fetched_branches: n,
+                    ..wait()
+                },
+            );
+        }
+        let plain: Vec<events::PackedRow> = rows(&u).iter().map(RowView::pack).collect();
+        assert_eq!(plain.len(), 64, "start {start}: every row live");
+        let flags: Vec<(bool, bool)> = rows(&u).iter().map(|r| (r.mispredict, r.done)).collect();
+        assert_eq!(flags[1], (true, true), "start {start}");
+        assert_eq!(flags[2], (true, false), "start {start}");
+        let want: Vec<u32> = (0..ROW_COLUMNS)
+            .flat_map(|k| plain.iter().map(move |r| r[k]))
+            .collect();
+        for k in Kernel::available() {
+            assert!(u.set_kernel(k));
+            // no room past the columns (the exact form), a block's, the fixed form's
+            for extra in [0, 8, SHORT_ROWS] {
+                let mut buf = vec![u32::MAX; ROW_COLUMNS * 64 + extra];
+                assert_eq!(u.rows_columns(&mut buf), 64, "start {start} {k:?}");
+                assert_eq!(
+                    &buf[..ROW_COLUMNS * 64],
+                    &want[..],
+                    "start {start} {k:?} {extra} spare words"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn packed_readouts_match_the_plain_ones() {
     use events::gen::{GenConfig, Generator};
