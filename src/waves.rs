@@ -1244,18 +1244,17 @@ fn layout_beside(vcd: &Path) -> Option<std::path::PathBuf> {
     layout_path(vcd).filter(|_| !crate::paths::written_directly(vcd))
 }
 
-/// Fails if `layout` holds a file that is not a `cpistack` layout (an empty
-/// file is written over, as `cpistack waves` does: [`ours_or_free`]).
+/// Fails if `layout` holds a file that is not a `cpistack` layout, by the
+/// rule `cpistack waves` applies to its outputs ([`ours_or_free`]: an empty
+/// file is written over).
 fn refuse_foreign(layout: &Path, vcd: &Path) -> anyhow::Result<()> {
-    if let Ok(old) = std::fs::read(layout) {
-        anyhow::ensure!(
-            old.is_empty() || old.starts_with(LAYOUT_FIRST_LINE.as_bytes()),
-            "{}: not overwritten with the GTKWave layout of {}: it is not a cpistack layout \
-             (move it, or write the VCD under another name)",
-            layout.display(),
-            vcd.display()
-        );
-    }
+    anyhow::ensure!(
+        ours_or_free(layout),
+        "{}: not overwritten with the GTKWave layout of {}: it is not a cpistack layout \
+         (move it, or write the VCD under another name)",
+        layout.display(),
+        vcd.display()
+    );
     Ok(())
 }
 

@@ -158,11 +158,10 @@ impl Params {
             None if value.parse::<u64>().is_ok()
                 || (!value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())) =>
             {
-                return Err(match Self::legal(name) {
-                    Some(legal) => ParamError {
-                        name: Self::NAMES.into_iter().find(|n| *n == name).unwrap_or("?"),
+                return Err(match Self::above_every_range(name) {
+                    Some(e) => ParamError {
                         value: value.to_string(),
-                        legal,
+                        ..e
                     }
                     .to_string(),
                     None => format!("parameter `{name}` = {value} is too large"),
@@ -180,11 +179,16 @@ impl Params {
     /// The legal values of the numeric parameter `name` ([`Params::NAMES`]),
     /// as [`Params::validate`] says them (`2..=4096`); `None` for another name.
     pub fn legal(name: &str) -> Option<&'static str> {
-        // the defaults are legal, so with one parameter at `u32::MAX` (above
-        // every range) the error is that one's
+        Self::above_every_range(name).map(|e| e.legal)
+    }
+
+    /// The error of `validate` for the numeric parameter `name` at
+    /// `u32::MAX`, above every range (the defaults are legal, so the error
+    /// is that one's); `None` for another name.
+    fn above_every_range(name: &str) -> Option<ParamError> {
         let mut t = Params::default();
         t.set(name, &u32::MAX.to_string()).ok()?;
-        t.validate().err().map(|e| e.legal)
+        t.validate().err()
     }
 
     /// Bits of a ROB id: `ceil(log2(rob_entries))`.
