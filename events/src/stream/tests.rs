@@ -1595,3 +1595,185 @@ fn the_format_follows_the_suffix_in_any_case() {
         assert_eq!(Format::from_path(Path::new(name)), f, "{name}");
     }
 }
+
+/// Every byte of every header parameter is read: a parameter whose high bytes
+/// are set (a legal value above 255, or an illegal value above 65535) is read
+/// as written or refused naming it, never read as another, legal value.
+/// (Kills the `u32_at` mutants `b[o + k]` -> `b[o - k]`, which read a
+/// neighbouring byte and so accept e.g. rob_entries 65573 as 37.)
+#[test]
+fn bin_header_parameters_read_all_four_bytes() {
+    // legal values with a nonzero second byte round-trip
+    let mut big = odd_params();
+    big.rob_entries = 300;
+    big.fmt_rows = 256;
+    let evs = &sample_bundles(9)[..3];
+    let bytes = to_bin(&big, evs);
+    assert_eq!(read_bin_all(&bytes).unwrap(), (big, evs.to_vec()));
+    assert_eq!(decode_bin(&bytes).unwrap(), (big, evs.to_vec()));
+    // one byte (1..=3) of one parameter flipped: read exactly, or refused naming it
+    let good = to_bin(&odd_params(), evs);
+    for i in 0..8 {
+        let off = 16 + 4 * i;
+        for j in 1..4 {
+            let mut b = good.clone();
+            b[off + j] ^= 1;
+            let v = |k: usize| u32::from_le_bytes(b[16 + 4 * k..20 + 4 * k].try_into().unwrap());
+            let ctx = format!("parameter {i} byte {j}");
+            let want = match v(4) {
+                0 | 1 => {
+                    let p = Params {
+                        rob_entries: v(0),
+                        fmt_rows: v(1),
+                        local_bits: v(2),
+                        global_bits: v(3),
+                        variant: if v(4) == 0 {
+                            Variant::Fmt
+                        } else {
+                            Variant::Sfmt
+                        },
+                        fetch_width: v(5),
+                        dispatch_width: v(6),
+                        retire_width: v(7),
+                    };
+                    p.validate().map(|()| p).map_err(|e| e.name)
+                }
+                _ => Err("variant"),
+            };
+            for got in [read_bin_all(&b), decode_bin(&b)] {
+                match (&want, got) {
+                    (Ok(p), Ok((q, e))) => {
+                        assert_eq!((*p, &e[..]), (q, evs), "{ctx}")
+                    }
+                    (Err(name), Err(StreamError::HeaderParams { at, source })) => {
+                        assert_eq!(
+                            (at, source.name),
+                            (Location::Offset(off as u64), *name),
+                            "{ctx}"
+                        )
+                    }
+                    (
+                        Err("variant"),
+                        Err(StreamError::OutOfRange {
+                            at, field, value, ..
+                        }),
+                    ) => {
+                        assert_eq!(
+                            (at, field, value),
+                            (Location::Offset(32), "variant", v(4).into()),
+                            "{ctx}"
+                        )
+                    }
+                    (w, g) => panic!("{ctx}: want {w:?}, got {g:?}"),
+                }
+            }
+        }
+    }
+}
+
+/// Two checked bytes of a record changed at once (values 0..=8 and the top of
+/// the range, in every pair of positions 6..12, on records with and without a
+/// squash): the record decodes to a bundle that encodes back to the same bytes,
+/// or is refused naming the first bad field (flags, fetch_stall, head,
+/// squash_kind, squash_id, in that order) at its offset, in both format
+/// versions. (Kills `record_bad`'s `|` -> `^` mutants on lines 278-280, under
+/// which two violations cancel and a bad record is decoded, clamped, as a
+/// wrong bundle; and `record_error`'s `r[8] > 5` -> `>= 5`, which blames a
+/// legal head `other` for a bad squash_kind.)
+#[test]
+fn bin_records_with_two_bad_or_odd_fields_are_rejected_naming_the_first() {
+    let bases = [
+        encode_record(&CycleEvents::default()),
+        encode_record(&CycleEvents {
+            squash: Squash::Mispredict(0x0102),
+            head: HeadCause::Dtlb,
+            dispatched: 3,
+            ..CycleEvents::default()
+        }),
+    ];
+    let values: Vec<u8> = (0..=8).chain([127, 128, 254, 255]).collect();
+    let mut checked = 0;
+    for version in [1u16, 2] {
+        let flag_limit = if version == 1 { 4 } else { 8 };
+        for base in bases {
+            for p1 in 6..RECORD_SIZE {
+                for p2 in p1 + 1..RECORD_SIZE {
+                    for &v1 in &values {
+                        for &v2 in &values {
+                            let mut r = base;
+                            r[p1] = v1;
+                            r[p2] = v2;
+                            let id = u16::from_le_bytes([r[10], r[11]]);
+                            let first_bad = if r[6] >= flag_limit {
+                                Some((6, "flags", u64::from(r[6])))
+                            } else if r[7] > 3 {
+                                Some((7, "fetch_stall", r[7].into()))
+                            } else if r[8] > 5 {
+                                Some((8, "head", r[8].into()))
+                            } else if r[9] > 2 {
+                                Some((9, "squash_kind", r[9].into()))
+                            } else if r[9] == 0 && id != 0 {
+                                Some((10, "squash_id", id.into()))
+                            } else {
+                                None
+                            };
+                            let ctx = format!("v{version} record {r:?}");
+                            let mut out = [CycleEvents::default()];
+                            match (first_bad, decode_records_of(version, &r, 100, &mut out)) {
+                                (None, Ok(1)) => assert_eq!(encode_record(&out[0]), r, "{ctx}"),
+                                (
+                                    Some((o, f, v)),
+                                    Err(StreamError::OutOfRange {
+                                        at, field, value, ..
+                                    }),
+                                ) => assert_eq!(
+                                    (at, field, value),
+                                    (Location::Offset(100 + o), f, v),
+                                    "{ctx}"
+                                ),
+                                (want, got) => panic!("{ctx}: want {want:?}, got {got:?}"),
+                            }
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 2 * 2 * 15 * values.len() * values.len());
+}
+
+/// A read interrupted by a signal (`ErrorKind::Interrupted`) is retried, in the
+/// header and in the records: the stream reads as if it had not happened.
+/// (Kills the `read_up_to` and `BinReader::fill` mutants that replace the
+/// `e.kind() == io::ErrorKind::Interrupted` match guard with `false`, which
+/// turn a harmless EINTR into an I/O error.)
+#[test]
+fn bin_reader_retries_interrupted_reads() {
+    /// Every other call is interrupted; the others hand out at most 7 bytes.
+    struct Eintr<'a> {
+        data: &'a [u8],
+        calls: usize,
+    }
+    impl Read for Eintr<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.calls += 1;
+            if self.calls % 2 == 1 {
+                return Err(std::io::ErrorKind::Interrupted.into());
+            }
+            let n = buf.len().min(self.data.len()).min(7);
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+    let evs = sample_bundles(11);
+    let bytes = to_bin(&odd_params(), &evs);
+    let r = BinReader::new(Eintr {
+        data: &bytes,
+        calls: 0,
+    })
+    .unwrap();
+    assert_eq!(*r.params(), odd_params());
+    assert_eq!(r.collect::<Result<Vec<_>, _>>().unwrap(), evs);
+}
