@@ -1777,3 +1777,80 @@ fn bin_reader_retries_interrupted_reads() {
     assert_eq!(*r.params(), odd_params());
     assert_eq!(r.collect::<Result<Vec<_>, _>>().unwrap(), evs);
 }
+
+/// `read_batch` with room for the reader's whole buffer (8192 records) or more
+/// reads every record of a longer stream: a buffer filled to the brim is not
+/// taken for the end of the stream. (Kills `BinReader::fill`'s
+/// `self.end < want` -> `<=`, which then reads into an empty slice, takes its
+/// `Ok(0)` for the end of the stream and silently drops every record after
+/// the first 8192.)
+#[test]
+fn bin_read_batch_of_a_whole_buffer_reads_every_record() {
+    let evs: Vec<_> = sample_bundles(13)
+        .into_iter()
+        .cycle()
+        .take(20_000)
+        .collect();
+    let bytes = to_bin(&odd_params(), &evs);
+    for batch in [8192, 10_000, 30_000] {
+        let mut r = BinReader::new(&bytes[..]).unwrap();
+        let mut out = vec![CycleEvents::default(); batch];
+        let mut got = Vec::new();
+        loop {
+            let n = r.read_batch(&mut out).unwrap();
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&out[..n]);
+        }
+        assert_eq!(got.len(), evs.len(), "batch {batch}");
+        assert!(got == evs, "batch {batch}");
+    }
+}
+
+/// An I/O error other than `Interrupted` is reported, not retried, even when
+/// the reader would succeed if asked again (in the header and in the
+/// records). (Turns the `read_up_to` / `BinReader::fill` mutants that retry
+/// every error — match guard `true`, or `==` -> `!=` — from a hang that only
+/// the test timeout catches into a prompt failure.)
+#[test]
+fn bin_reader_reports_an_io_error_once_instead_of_retrying() {
+    /// Fails once, on call `fail_at`, with a non-retryable error; otherwise a
+    /// plain reader of `data`.
+    struct FailsOnce<'a> {
+        data: &'a [u8],
+        calls: usize,
+        fail_at: usize,
+    }
+    impl Read for FailsOnce<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.calls += 1;
+            if self.calls == self.fail_at {
+                return Err(std::io::Error::other("disk on fire"));
+            }
+            let n = buf.len().min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+    let bytes = to_bin(&Params::default(), &sample_bundles(5)[..3]);
+    // the first call (the header)
+    let e = BinReader::new(FailsOnce {
+        data: &bytes,
+        calls: 0,
+        fail_at: 1,
+    })
+    .err()
+    .expect("the error is reported");
+    assert!(matches!(e, StreamError::Io { .. }), "{e}");
+    // the first call after the header (the records): reported once, then nothing
+    let mut r = BinReader::new(FailsOnce {
+        data: &bytes,
+        calls: 0,
+        fail_at: 3,
+    })
+    .unwrap();
+    assert!(matches!(r.next(), Some(Err(StreamError::Io { .. }))));
+    assert!(r.next().is_none());
+}
