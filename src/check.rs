@@ -1021,4 +1021,125 @@ mod tests {
         let named = first_column_row_difference(&columns(&g), 3, &columns(&g[..2]), 2);
         assert_eq!(named, ("rows.len".into(), "3".into(), "2".into()));
     }
+
+    /// The I-miss report names the oldest live ROB entry (by age from `rob_head`,
+    /// across the wrap, not the lowest id) whose bit differs, with golden's bit
+    /// then hw's. (Kills `first_imiss_difference`'s `bit` mutants `& 1` -> `^ 1`
+    /// and `!= 0` -> `== 0` (other ids, or the two values swapped) and
+    /// `gb != hb` -> `==` (an entry whose bits agree reported).)
+    #[test]
+    fn first_imiss_difference_names_the_oldest_live_entry_and_both_bits() {
+        let p = Params::default().with_variant(Variant::Sfmt); // 128 ROB entries
+        let mut ls = LockStep::new(p).unwrap().with_waves_dir(None);
+        // live: ids 120..=127 then 0..=21 (ages 0..30); bits by id
+        let g = UnitView {
+            rob_head: 120,
+            rob_count: 30,
+            ..UnitView::default()
+        };
+        let words = |ids: &[u32]| {
+            let mut w = vec![0u64; 2];
+            for &id in ids {
+                w[id as usize / 64] |= 1 << (id % 64);
+            }
+            w.into_boxed_slice()
+        };
+        // 125 (age 5) differs, golden set; 3 (age 11) differs, hw set; 127 and 10 agree
+        ls.imiss_golden = words(&[125, 127, 10]);
+        ls.imiss_hw = words(&[127, 3, 10]);
+        assert_eq!(
+            ls.first_imiss_difference(&g),
+            (
+                "imiss_bit[rob_id 125]".to_string(),
+                "true".to_string(),
+                "false".to_string()
+            )
+        );
+        // only 3 differs, hw set
+        ls.imiss_golden = words(&[127, 10]);
+        assert_eq!(
+            ls.first_imiss_difference(&g),
+            (
+                "imiss_bit[rob_id 3]".to_string(),
+                "false".to_string(),
+                "true".to_string()
+            )
+        );
+    }
+
+    /// The batched path's record ([`Enc::push`]) of a unit differs whenever
+    /// anything the per-cycle compare looks at differs, here an sFMT I-miss mark
+    /// moved between two live ROB entries of the same 32-bit half of a word (the
+    /// count, the views and the rows unchanged), for every pair of neighbouring
+    /// ids; and it stays within `max_words()`, the room `run_batch` gives a
+    /// record. (Kills `Enc::push`'s `(*x >> 32) as u32` -> `<<`, which drops the
+    /// I-miss bits of ROB ids 32..63 of each word, so that the batched checker
+    /// misses a difference there that the per-cycle one finds; and
+    /// `rows + ROW_COLUMNS * self.cap + ROW_SPILL` -> `* ROW_SPILL`, which hands
+    /// the row read-out a slice past the record's room: a panic once records
+    /// are near their largest.)
+    #[test]
+    fn enc_push_records_every_difference_within_max_words() {
+        /// A unit that only shows a fixed state.
+        struct Shown {
+            p: Params,
+            v: UnitView,
+            rows: Vec<RowView>,
+            imiss: Vec<bool>,
+        }
+        impl CounterUnit for Shown {
+            fn params(&self) -> &Params {
+                &self.p
+            }
+            fn step(&mut self, _: &CycleEvents) {}
+            fn view(&self) -> UnitView {
+                self.v
+            }
+            fn for_each_row(&self, f: &mut dyn FnMut(usize, RowView)) {
+                for (i, r) in self.rows.iter().enumerate() {
+                    f(i, *r)
+                }
+            }
+            fn imiss_bit(&self, rob_id: u16) -> bool {
+                self.imiss[rob_id as usize]
+            }
+        }
+        let p = Params::default().with_variant(Variant::Sfmt);
+        let e = p.rob_entries as usize;
+        let unit = |marked: usize| Shown {
+            p,
+            v: UnitView {
+                rob_head: 0,
+                rob_count: p.rob_entries,
+                imiss_bits: 1,
+                ..UnitView::default()
+            },
+            // every row live, so that the record has its largest size
+            rows: (0..p.fmt_rows)
+                .map(|i| RowView {
+                    penalty: i,
+                    ..RowView::default()
+                })
+                .collect(),
+            imiss: (0..e).map(|id| id == marked).collect(),
+        };
+        let mut enc = Enc::new(&p);
+        let room = enc.max_words();
+        let record = |enc: &mut Enc, u: &Shown| {
+            let mut out = vec![0u32; room];
+            let len = enc.push(u, &mut out, 0);
+            assert!(len <= room);
+            out.truncate(len);
+            out
+        };
+        for id in 0..e - 1 {
+            let (a, b) = (unit(id), unit(id + 1));
+            assert_ne!(
+                record(&mut enc, &a),
+                record(&mut enc, &b),
+                "I-miss mark on ROB id {id} or {}",
+                id + 1
+            );
+        }
+    }
 }
