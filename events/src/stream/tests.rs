@@ -1854,3 +1854,59 @@ fn bin_reader_reports_an_io_error_once_instead_of_retrying() {
     assert!(matches!(r.next(), Some(Err(StreamError::Io { .. }))));
     assert!(r.next().is_none());
 }
+
+/// The reader never reads again after its source said end of file (a
+/// terminal would wait for a second end-of-input; a source that fails when
+/// read past its end reads cleanly), whether records are taken one at a time
+/// or in batches of every size around the buffer's. (Turns `fill`'s
+/// `end < want && !eof` as `||`, which read the ended source forever, from a
+/// hang that only a timeout found into a prompt failure.)
+#[test]
+fn bin_reader_never_reads_past_the_end_of_its_source() {
+    /// A source that fails if read again after returning 0 bytes.
+    struct StrictEof<'a> {
+        data: &'a [u8],
+        ended: bool,
+    }
+    impl Read for StrictEof<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.ended {
+                return Err(std::io::Error::other("read after end of file"));
+            }
+            let n = buf.len().min(self.data.len()).min(1000);
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            self.ended = n == 0 && !buf.is_empty();
+            Ok(n)
+        }
+    }
+    let evs: Vec<_> = sample_bundles(17).into_iter().cycle().take(9000).collect();
+    let bytes = to_bin(&odd_params(), &evs);
+    let src = || StrictEof {
+        data: &bytes,
+        ended: false,
+    };
+    let one_by_one: Vec<_> = BinReader::new(src())
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(one_by_one == evs);
+    for batch in [1, 100, 8191, 8192, 8193, 20_000] {
+        let mut r = BinReader::new(src()).unwrap();
+        let mut out = vec![CycleEvents::default(); batch];
+        let mut got = Vec::new();
+        loop {
+            let n = r.read_batch(&mut out).unwrap();
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&out[..n]);
+        }
+        assert!(got == evs, "batch {batch}");
+        assert_eq!(
+            r.read_batch(&mut out).unwrap(),
+            0,
+            "batch {batch}, after the end"
+        );
+    }
+}
