@@ -858,9 +858,35 @@ mod tests {
     use events::gen::{GenConfig, Generator};
     use events::{ProtocolError, NUM_COUNTERS};
 
+    /// A unit that only shows a fixed state (its row columns are the trait's
+    /// default `rows_columns`, the layout every model's read-out writes).
+    struct Shown {
+        p: Params,
+        v: UnitView,
+        rows: Vec<RowView>,
+        imiss: Vec<bool>,
+    }
+    impl CounterUnit for Shown {
+        fn params(&self) -> &Params {
+            &self.p
+        }
+        fn step(&mut self, _: &CycleEvents) {}
+        fn view(&self) -> UnitView {
+            self.v
+        }
+        fn for_each_row(&self, f: &mut dyn FnMut(usize, RowView)) {
+            for (i, r) in self.rows.iter().enumerate() {
+                f(i, *r)
+            }
+        }
+        fn imiss_bit(&self, rob_id: u16) -> bool {
+            self.imiss[rob_id as usize]
+        }
+    }
+
     /// Views that differ from the reset view in one field each, at values
     /// that need every bit the field has (both halves of a 64-bit counter,
-    /// every overflow flag, every error field), and one with an error latched.
+    /// every overflow flag, every error field and rule).
     fn one_field_views() -> Vec<(String, UnitView)> {
         let base = UnitView::default();
         let mut out = Vec::new();
@@ -996,13 +1022,14 @@ mod tests {
             itlb: 3 * i,
         };
         let columns = |rows: &[RowView]| -> Vec<u32> {
-            let n = rows.len();
-            let mut c = vec![0; ROW_COLUMNS * n];
-            for (i, r) in rows.iter().enumerate() {
-                for (k, w) in r.pack().iter().enumerate() {
-                    c[k * n + i] = *w;
-                }
-            }
+            let u = Shown {
+                p: Params::default(),
+                v: UnitView::default(),
+                rows: rows.to_vec(),
+                imiss: Vec::new(),
+            };
+            let mut c = vec![0; ROW_COLUMNS * rows.len()];
+            u.rows_columns(&mut c);
             c
         };
         let g: Vec<RowView> = (0..3).map(row).collect();
@@ -1080,30 +1107,6 @@ mod tests {
     /// are near their largest.)
     #[test]
     fn enc_push_records_every_difference_within_max_words() {
-        /// A unit that only shows a fixed state.
-        struct Shown {
-            p: Params,
-            v: UnitView,
-            rows: Vec<RowView>,
-            imiss: Vec<bool>,
-        }
-        impl CounterUnit for Shown {
-            fn params(&self) -> &Params {
-                &self.p
-            }
-            fn step(&mut self, _: &CycleEvents) {}
-            fn view(&self) -> UnitView {
-                self.v
-            }
-            fn for_each_row(&self, f: &mut dyn FnMut(usize, RowView)) {
-                for (i, r) in self.rows.iter().enumerate() {
-                    f(i, *r)
-                }
-            }
-            fn imiss_bit(&self, rob_id: u16) -> bool {
-                self.imiss[rob_id as usize]
-            }
-        }
         let p = Params::default().with_variant(Variant::Sfmt);
         let e = p.rob_entries as usize;
         let unit = |marked: usize| Shown {

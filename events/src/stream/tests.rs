@@ -122,6 +122,20 @@ fn read_bin_all(bytes: &[u8]) -> Result<(Params, Vec<CycleEvents>), StreamError>
     Ok((p, r.collect::<Result<Vec<_>, _>>()?))
 }
 
+/// Every record `r` has left, read by `read_batch` calls of room for `batch`
+/// bundles until it returns 0.
+fn read_in_batches<R: Read>(r: &mut BinReader<R>, batch: usize) -> Vec<CycleEvents> {
+    let mut out = vec![CycleEvents::default(); batch];
+    let mut got = Vec::new();
+    loop {
+        let n = r.read_batch(&mut out).unwrap();
+        if n == 0 {
+            return got;
+        }
+        got.extend_from_slice(&out[..n]);
+    }
+}
+
 fn read_jsonl_all(bytes: &[u8]) -> Result<(Params, Vec<CycleEvents>), StreamError> {
     let r = JsonlReader::new(bytes)?;
     let p = *r.params();
@@ -752,17 +766,13 @@ fn bin_round_trip_is_identical() {
             })
             .unwrap();
             assert_eq!(*r.params(), p);
-            let mut out = vec![CycleEvents::default(); batch];
-            let mut got = Vec::new();
-            loop {
-                let n = r.read_batch(&mut out).unwrap();
-                if n == 0 {
-                    break;
-                }
-                got.extend_from_slice(&out[..n]);
-            }
+            let got = read_in_batches(&mut r, batch);
             assert_eq!(got, evs, "batch {batch} step {step}");
-            assert_eq!(r.read_batch(&mut out).unwrap(), 0);
+            assert_eq!(
+                r.read_batch(&mut vec![CycleEvents::default(); batch])
+                    .unwrap(),
+                0
+            );
         }
     }
     // A long stream crosses many buffer refills.
@@ -1794,15 +1804,7 @@ fn bin_read_batch_of_a_whole_buffer_reads_every_record() {
     let bytes = to_bin(&odd_params(), &evs);
     for batch in [8192, 10_000, 30_000] {
         let mut r = BinReader::new(&bytes[..]).unwrap();
-        let mut out = vec![CycleEvents::default(); batch];
-        let mut got = Vec::new();
-        loop {
-            let n = r.read_batch(&mut out).unwrap();
-            if n == 0 {
-                break;
-            }
-            got.extend_from_slice(&out[..n]);
-        }
+        let got = read_in_batches(&mut r, batch);
         assert_eq!(got.len(), evs.len(), "batch {batch}");
         assert!(got == evs, "batch {batch}");
     }
@@ -1893,18 +1895,11 @@ fn bin_reader_never_reads_past_the_end_of_its_source() {
     assert!(one_by_one == evs);
     for batch in [1, 100, 8191, 8192, 8193, 20_000] {
         let mut r = BinReader::new(src()).unwrap();
-        let mut out = vec![CycleEvents::default(); batch];
-        let mut got = Vec::new();
-        loop {
-            let n = r.read_batch(&mut out).unwrap();
-            if n == 0 {
-                break;
-            }
-            got.extend_from_slice(&out[..n]);
-        }
+        let got = read_in_batches(&mut r, batch);
         assert!(got == evs, "batch {batch}");
         assert_eq!(
-            r.read_batch(&mut out).unwrap(),
+            r.read_batch(&mut vec![CycleEvents::default(); batch])
+                .unwrap(),
             0,
             "batch {batch}, after the end"
         );
