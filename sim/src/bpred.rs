@@ -215,6 +215,81 @@ mod tests {
     }
 
     #[test]
+    fn each_branch_trains_its_own_counters_in_every_table() {
+        // pc >> 2 indexes all three tables: 0x1000 and 0x2000 are entries 0x400
+        // and 0x800, apart in the 12-bit bimodal and chooser tables and (with no
+        // history) in the 14-bit gshare table
+        let mut h = Hybrid::new(&BpredCfg::default());
+        let (a, b) = (0x1000, 0x2000);
+        for _ in 0..4 {
+            let p = h.predict(a, 0);
+            h.update(a, 0, p, true);
+            let p = h.predict(b, 0);
+            h.update(b, 0, p, false);
+        }
+        // both sides agree on each branch, so the chooser was never trained
+        let expect = |taken| DirPred {
+            taken,
+            bimodal: taken,
+            gshare: taken,
+        };
+        assert_eq!(h.predict(a, 0), expect(true), "branch at {a:#x}");
+        assert_eq!(h.predict(b, 0), expect(false), "branch at {b:#x}");
+    }
+
+    #[test]
+    fn gshare_tells_histories_apart_that_share_set_bits() {
+        // branch 0x1000 is gshare entry 0x400 ^ history: histories 0 and 0x400
+        // are entries 0x400 and 0; taken after one, not taken after the other
+        let mut h = Hybrid::new(&BpredCfg::default());
+        let pc = 0x1000;
+        for _ in 0..4 {
+            let p = h.predict(pc, 0);
+            h.update(pc, 0, p, true);
+            let p = h.predict(pc, 0x400);
+            h.update(pc, 0x400, p, false);
+        }
+        assert!(h.predict(pc, 0).gshare);
+        assert!(!h.predict(pc, 0x400).gshare);
+    }
+
+    #[test]
+    fn btb_update_of_a_present_branch_replaces_its_target() {
+        // an indirect jump that changed its target: one entry, the new target
+        let cfg = BpredCfg {
+            btb_entries: 4,
+            btb_ways: 2,
+            ..BpredCfg::default()
+        };
+        let mut b = Btb::new(&cfg);
+        b.update(0x100, 0x500);
+        b.update(0x100, 0x600);
+        assert_eq!(b.lookup(0x100), Some(0x600));
+        // the other way of the set is still free for a second branch
+        b.update(0x108, 0x700);
+        assert_eq!(b.lookup(0x100), Some(0x600));
+        assert_eq!(b.lookup(0x108), Some(0x700));
+    }
+
+    #[test]
+    fn btb_sets_hold_their_own_ways() {
+        // 4 entries, 2 ways: set = (pc >> 2) & 1, two branches in each set
+        let cfg = BpredCfg {
+            btb_entries: 4,
+            btb_ways: 2,
+            ..BpredCfg::default()
+        };
+        let mut b = Btb::new(&cfg);
+        let pcs = [0x100u64, 0x104, 0x108, 0x10c];
+        for (k, &pc) in pcs.iter().enumerate() {
+            b.update(pc, 0x1000 + k as u64);
+        }
+        for (k, &pc) in pcs.iter().enumerate() {
+            assert_eq!(b.lookup(pc), Some(0x1000 + k as u64), "pc {pc:#x}");
+        }
+    }
+
+    #[test]
     fn btb_stores_and_evicts() {
         let cfg = BpredCfg {
             btb_entries: 4,
@@ -235,6 +310,17 @@ mod tests {
             "LRU (by update) evicts the oldest written"
         );
         assert_eq!(b.lookup(0x110), Some(2));
+    }
+
+    #[test]
+    fn ras_pops_in_reverse_push_order_and_overwrites_the_oldest() {
+        // 4 entries, 6 calls deep: the two oldest return addresses are lost
+        let mut r = Ras::new(4);
+        for ret in 1..=6 {
+            r.push(ret);
+        }
+        let pops: Vec<u64> = (0..4).map(|_| r.pop()).collect();
+        assert_eq!(pops, [6, 5, 4, 3]);
     }
 
     #[test]

@@ -227,6 +227,49 @@ mod tests {
     }
 
     #[test]
+    fn fills_alone_keep_lru_order() {
+        // 2 ways, 8 sets of 64 B: lines 0, 8, 16, 24 map to set 0; with no
+        // accesses in between, each fill evicts the line filled longest ago
+        let mut c = Cache::new(1024, 2, 64, 2);
+        c.fill(0, 0, Level::Hit, false);
+        c.fill(8 * 64, 0, Level::Hit, false);
+        c.fill(16 * 64, 0, Level::Hit, false); // evicts line 0
+        c.fill(24 * 64, 0, Level::Hit, false); // evicts line 8
+        assert_eq!(c.probe(0), Lookup::Miss);
+        assert_eq!(c.probe(8 * 64), Lookup::Miss);
+        assert!(matches!(c.probe(16 * 64), Lookup::Present { .. }));
+        assert!(matches!(c.probe(24 * 64), Lookup::Present { .. }));
+    }
+
+    #[test]
+    fn fills_counts_every_installed_line() {
+        let mut c = Cache::new(1024, 2, 64, 2);
+        assert_eq!(c.fills(), 0);
+        c.fill(0, 0, Level::Hit, false);
+        c.fill(0x40, 5, Level::Next, false);
+        c.access(0);
+        assert_eq!(c.fills(), 2, "an access installs nothing");
+        c.fill(0, 9, Level::Memory, false); // a refill of a present line counts too
+        assert_eq!(c.fills(), 3);
+    }
+
+    #[test]
+    fn an_mshr_is_busy_until_its_fill_arrives() {
+        let mut c = Cache::new(1024, 2, 64, 2);
+        assert_eq!(c.next_release(0), u64::MAX, "none busy");
+        assert!(c.mshr_alloc(0, 10));
+        assert!(c.mshr_alloc(0, 20));
+        assert_eq!(c.mshr_busy(9), 2);
+        assert_eq!(c.next_release(9), 10);
+        // at its fill cycle an MSHR is free again
+        assert_eq!(c.mshr_busy(10), 1);
+        assert!(c.mshr_free(10));
+        assert_eq!(c.next_release(10), 20);
+        assert_eq!(c.mshr_busy(20), 0);
+        assert_eq!(c.next_release(20), u64::MAX);
+    }
+
+    #[test]
     fn prefetched_bit_reported_once() {
         let mut c = Cache::new(1024, 2, 64, 2);
         c.fill(0x200, 0, Level::Next, true);

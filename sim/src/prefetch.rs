@@ -103,6 +103,18 @@ mod tests {
     }
 
     #[test]
+    fn only_kind_none_is_disabled() {
+        assert!(!pf(PrefetchKind::None).enabled());
+        for kind in [
+            PrefetchKind::NextLine,
+            PrefetchKind::Tagged,
+            PrefetchKind::Stride,
+        ] {
+            assert!(pf(kind).enabled(), "{kind:?}");
+        }
+    }
+
+    #[test]
     fn next_line_only_on_miss() {
         let mut p = pf(PrefetchKind::NextLine);
         let mut out = vec![];
@@ -118,6 +130,64 @@ mod tests {
         let mut out = vec![];
         p.observe(0, 0x1040, false, true, &mut out);
         assert_eq!(out, vec![0x1080]);
+    }
+
+    #[test]
+    fn each_load_pc_keeps_its_own_stride() {
+        // 16 entries indexed by pc >> 2: 0x400 and 0x408 are entries 0 and 2
+        let mut p = pf(PrefetchKind::Stride);
+        let mut out = vec![];
+        let (a, b) = (0x400, 0x408);
+        for i in 0..4u64 {
+            p.observe(a, 0x10000 + i * 256, true, false, &mut out);
+            assert_eq!(out.is_empty(), i < 3, "load {a:#x}, access {i}");
+            p.observe(b, 0x80000 - i * 64, true, false, &mut out);
+            assert_eq!(out.is_empty(), i < 3, "load {b:#x}, access {i}");
+        }
+        // both steady after their fourth access, each with its own stride
+        p.observe(a, 0x10000 + 4 * 256, true, false, &mut out);
+        assert_eq!(out, vec![0x10000 + 5 * 256]);
+        p.observe(b, 0x80000 - 4 * 64, true, false, &mut out);
+        assert_eq!(out, vec![0x80000 - 5 * 64]);
+    }
+
+    #[test]
+    fn a_load_taking_over_an_entry_does_not_use_the_strides_learned_there() {
+        // 0x400 and 0x440 are both entry 0 of 16 (pc >> 2 = 0x100, 0x110)
+        let mut p = pf(PrefetchKind::Stride);
+        let mut out = vec![];
+        for i in 0..4u64 {
+            p.observe(0x400, 0x10000 + i * 256, true, false, &mut out);
+        }
+        assert_eq!(out, vec![0x10000 + 4 * 256], "0x400 steady");
+        // the other load, at the address the first one's stride predicts
+        p.observe(0x440, 0x10000 + 4 * 256, true, false, &mut out);
+        assert!(out.is_empty(), "a new load is only allocated: {out:x?}");
+    }
+
+    #[test]
+    fn degree_two_prefetches_the_next_two_lines_or_strides() {
+        let cfg = |kind| PrefetchCfg {
+            kind,
+            degree: 2,
+            rpt_entries: 16,
+        };
+        let mut out = vec![];
+        let mut p = Prefetcher::new(&cfg(PrefetchKind::NextLine), 64);
+        p.observe(0, 0x1010, true, false, &mut out);
+        assert_eq!(out, vec![0x1040, 0x1080]);
+        let mut p = Prefetcher::new(&cfg(PrefetchKind::Tagged), 64);
+        p.observe(0, 0x1010, true, false, &mut out);
+        assert_eq!(out, vec![0x1040, 0x1080], "tagged, on a miss");
+        p.observe(0, 0x1040, false, true, &mut out);
+        assert_eq!(out, vec![0x1080, 0x10c0], "tagged, on first use");
+        p.observe(0, 0x1040, false, false, &mut out);
+        assert!(out.is_empty(), "tagged, on a later hit");
+        let mut p = Prefetcher::new(&cfg(PrefetchKind::Stride), 64);
+        for i in 0..4u64 {
+            p.observe(0x400, 0x10000 + i * 96, true, false, &mut out);
+        }
+        assert_eq!(out, vec![0x10000 + 4 * 96, 0x10000 + 5 * 96]);
     }
 
     #[test]

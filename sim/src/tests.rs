@@ -247,6 +247,45 @@ fn pending_hits_merge_into_one_miss() {
     );
 }
 
+/// The core runs the configured data prefetcher: a chain of loads, each
+/// waiting for the one before and each the next line, misses on every line
+/// with no prefetcher; with next-line (a miss prefetches the next line) on
+/// every other line; with tagged (the first use of a prefetched line
+/// prefetches the next too) on none once the stream runs.
+#[test]
+fn the_data_prefetcher_turns_a_stream_of_misses_into_hits() {
+    use crate::config::PrefetchKind;
+    let l1d_misses = |kind: PrefetchKind| {
+        let mut cfg = quiet_cfg();
+        cfg.prefetch.kind = kind;
+        let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
+        for k in 0..63u64 {
+            let i = p.at(0x1000 + k * 4);
+            i.class = OpClass::Load;
+            i.srcs = [5, 0, 0, 0];
+            i.dsts = [5, 0];
+        }
+        let mut line = 0u64;
+        p.addr = Box::new(move |_, _| {
+            line += 1;
+            0x1000_0000 + line * 64
+        });
+        let (_, st) = cycles_for(&cfg, p, 1000, 4000);
+        // 63 loads and a jump per 64 instructions
+        let loads = st.instructions - st.branches;
+        (st.all.l1d, loads)
+    };
+    let (none, loads) = l1d_misses(PrefetchKind::None);
+    assert_eq!(none, loads, "no prefetcher");
+    let (next_line, loads) = l1d_misses(PrefetchKind::NextLine);
+    assert!(
+        next_line.abs_diff(loads / 2) <= 1,
+        "next-line: {next_line} misses, {loads} loads"
+    );
+    let (tagged, _) = l1d_misses(PrefetchKind::Tagged);
+    assert!(tagged <= 1, "tagged: {tagged} misses");
+}
+
 #[test]
 fn dtlb_misses_show_at_the_head() {
     let cfg = Config::default();
@@ -423,6 +462,51 @@ fn watchdog_reports_a_stuck_pipeline() {
     }
     let e = err.expect("watchdog fires");
     assert!(e.contains("stuck") && e.contains("wait_until"), "{e}");
+}
+
+/// Returns are predicted by the RAS alone: commit puts no return in the BTB,
+/// so a return with nothing pushed (a loop closed by a return, no calls)
+/// falls through in prediction and is mispredicted every time it runs.
+#[test]
+fn a_return_with_an_empty_ras_is_never_predicted_from_the_btb() {
+    let cfg = quiet_cfg();
+    let p = Prog::segments(&[(0x1000, 32)], BranchKind::Return);
+    let (_, st) = cycles_for(&cfg, p, 320, 3200);
+    assert_eq!(st.branches, 100, "one return per 32 instructions");
+    assert_eq!(st.committed.mispredicts, st.branches, "{st:?}");
+}
+
+/// The watchdog lets a run go `core.watchdog_cycles` cycles without a commit
+/// and stops it in the last of them, not one earlier: four instructions
+/// commit, then a load waits 5000 cycles for memory with a watchdog of 1000.
+#[test]
+fn the_watchdog_fires_after_exactly_its_cycles_without_a_commit() {
+    let mut cfg = quiet_cfg();
+    cfg.ideal.l1i = true;
+    cfg.core.watchdog_cycles = 1000;
+    cfg.memory_latency = 5000;
+    let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
+    p.at(0x1010).class = OpClass::Load;
+    p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
+    let mut core = Core::new_unvalidated(&cfg, p).unwrap();
+    let mut last_commit = None;
+    let stopped_in = (0..10_000u64)
+        .find(|&t| {
+            assert_eq!(core.cycle(), t, "a step is a cycle");
+            match core.step() {
+                Ok(ev) => {
+                    if ev.retired > 0 {
+                        last_commit = Some(t);
+                    }
+                    false
+                }
+                Err(_) => true,
+            }
+        })
+        .expect("the watchdog fires");
+    let c = last_commit.expect("the instructions before the load commit");
+    assert_eq!(core.committed(), 4);
+    assert_eq!(stopped_in - c, 1000, "last commit in cycle {c}");
 }
 
 // ----------------------------------------------- interval-analysis checks
