@@ -253,6 +253,58 @@ mod tests {
         assert_eq!((o.cycles, o.frontend, o.backend, o.overlap), (9, 8, 5, 5));
     }
 
+    /// The ROB mirror follows the head around the end of the ROB (ROB of 4,
+    /// the head on an L2 D-miss in every cycle from 1, so that each cycle's
+    /// fullness shows as long-backend or not): ids wrap, a mispredicted branch
+    /// keeps the entries from the head to itself, a flush keeps those before
+    /// the flushed id, whatever the head; worked out by hand, cycle by cycle.
+    #[test]
+    fn the_rob_mirror_wraps_around_with_the_head() {
+        let mut o = Overlap::new(4);
+        let l2d = |f: fn(&mut CycleEvents)| {
+            ev(|e| {
+                e.head = HeadCause::L2d;
+                f(e);
+            })
+        };
+        let counts = |o: &Overlap| (o.cycles, o.frontend, o.backend, o.overlap);
+        // 0: ids 0-3
+        o.cycle(&ev(|e| e.dispatched = 4));
+        // 1: full: long-backend; head 1, 3 left
+        o.cycle(&l2d(|e| e.retired = 1));
+        // 2: 3 of 4; the branch gets id 0
+        o.cycle(&l2d(|e| e.dispatched = 1));
+        // 3: full
+        o.cycle(&l2d(|_| {}));
+        // 4: full; the branch (id 0, the youngest: head 1 to id 0 is 4
+        // entries) resolves mispredicted: cycles 3-4 were its resolution time
+        o.cycle(&l2d(|e| e.squash = Squash::Mispredict(0)));
+        assert_eq!(counts(&o), (5, 2, 3, 2));
+        // 5: still full, and refilling: both
+        o.cycle(&l2d(|_| {}));
+        // 6: both; a flush of id 3 keeps ids 1 and 2
+        o.cycle(&l2d(|e| e.squash = Squash::Flush(3)));
+        assert_eq!(counts(&o), (7, 4, 5, 4));
+        // 7: 2 of 4, refilling; one retires (head 2), one dispatched (id 3)
+        o.cycle(&l2d(|e| {
+            e.retired = 1;
+            e.dispatched = 1;
+        }));
+        // 8: 2 of 4; id 0 (a branch)
+        o.cycle(&l2d(|e| e.dispatched = 1));
+        // 9: 3 of 4; id 1
+        o.cycle(&l2d(|e| e.dispatched = 1));
+        // 10: full: long-backend only
+        o.cycle(&l2d(|_| {}));
+        assert_eq!(counts(&o), (11, 5, 6, 4));
+        // 11: full; the branch at id 0 (ids 2, 3, 0 stay) resolves
+        // mispredicted: cycles 9-11 were its resolution time, 10-11 overlapped
+        o.cycle(&l2d(|e| e.squash = Squash::Mispredict(0)));
+        // 12: 3 of 4, refilling: frontend only
+        o.cycle(&l2d(|_| {}));
+        assert_eq!(counts(&o), (13, 9, 7, 6));
+    }
+
     /// A full backend structure other than the ROB (`backend_full`) makes a
     /// long-backend cycle as a full ROB does, and only with a long head.
     #[test]

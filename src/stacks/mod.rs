@@ -973,6 +973,39 @@ mod tests {
         sources(&cli.a)
     }
 
+    /// A study of `cycles` and `instructions` with the given stacks (the rest empty).
+    fn study_of(stacks: &[(&str, Stack)], cycles: u64, instructions: u64) -> Study {
+        Study {
+            name: "w".into(),
+            kind: "workload".into(),
+            seed: Some(1),
+            instructions,
+            cycles,
+            cpi: cycles as f64 / instructions as f64,
+            stacks: stacks.iter().map(|&(m, s)| (m.to_string(), s)).collect(),
+            errors_pp: BTreeMap::new(),
+            penalties: BTreeMap::new(),
+            overlap: OverlapReport::default(),
+            ideal_runs: BTreeMap::new(),
+            stats: sim::Stats::default(),
+        }
+    }
+
+    /// A component's share is its cycles over the run's cycles, in percent,
+    /// and its CPI its cycles over the run's instructions; a negative
+    /// component keeps its sign.
+    #[test]
+    fn shares_and_cpis_are_a_components_cycles_over_the_runs() {
+        let st = study_of(&[("fmt", [200, 100, 0, 0, 60, 0, -20, 0, 60])], 400, 200);
+        assert_eq!(st.share("fmt", Comp::Base), 50.0);
+        assert_eq!(st.share("fmt", Comp::L1i), 25.0);
+        assert_eq!(st.share("fmt", Comp::L2d), -5.0);
+        assert_eq!(st.share("fmt", Comp::Longlat), 15.0);
+        assert_eq!(st.cpi_of("fmt", Comp::L1i), 0.5);
+        assert_eq!(st.cpi_of("fmt", Comp::Bpred), 0.3);
+        assert_eq!(st.cpi_of("fmt", Comp::L2d), -0.1);
+    }
+
     /// The reference compares runs of one committed stream: an idealised run
     /// whose stream digest differs from the real run's is refused, naming it.
     #[test]

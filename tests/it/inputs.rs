@@ -272,8 +272,23 @@ fn stacks_json_is_the_same_for_the_same_inputs() {
     };
     let src = [Source::workload("balanced", 1).unwrap()];
     let a = serde_json::to_string(&run_study(&src, &s, 1, &|_, _| {}).unwrap()).unwrap();
-    let b = serde_json::to_string(&run_study(&src, &s, 2, &|_, _| {}).unwrap()).unwrap();
+    // the progress callback hears of each run once, counting up to all of them
+    let calls = std::sync::Mutex::new(Vec::new());
+    let r = run_study(&src, &s, 2, &|n, total| {
+        calls.lock().unwrap().push((n, total))
+    })
+    .unwrap();
+    let b = serde_json::to_string(&r).unwrap();
     assert_eq!(a, b, "no wall time or thread count in the report");
+    let mut calls = calls.into_inner().unwrap();
+    calls.sort_unstable();
+    let runs = r.runs;
+    assert_eq!(
+        runs,
+        1 + r.studies[0].ideal_runs.len(),
+        "the real run and each ideal one"
+    );
+    assert_eq!(calls, (1..=runs).map(|n| (n, runs)).collect::<Vec<_>>());
 }
 
 #[test]

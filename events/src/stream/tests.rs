@@ -311,6 +311,19 @@ fn version_1_streams_read_as_before_and_may_not_use_backend_full() {
     }
 }
 
+/// A reader reports the version its stream's header gives: 2 for what this
+/// code writes, 1 for a version-1 header (the binary reader too).
+#[test]
+fn readers_report_the_version_of_their_header() {
+    let evs = sample_bundles(0x5eed_0012);
+    let v2 = to_jsonl(&odd_params(), &evs);
+    assert_eq!(JsonlReader::new(&v2[..]).unwrap().version(), 2);
+    let v1 = String::from_utf8(v2)
+        .unwrap()
+        .replacen("\"version\":2", "\"version\":1", 1);
+    assert_eq!(JsonlReader::new(v1.as_bytes()).unwrap().version(), 1);
+}
+
 #[test]
 fn jsonl_comments_blank_lines_crlf_and_missing_final_newline() {
     let text = "# made by hand\n\n  \t\n{\"format\":\"cpistack-events\",\"version\":1,\"params\":{\"fmt_rows\":4}}\r\n\
@@ -461,6 +474,46 @@ fn jsonl_out_of_range_values_name_the_field() {
             format!("line 2: field `squash`: expected an integer 0..=65535, found `{found}`"),
             "{body}"
         );
+    }
+}
+
+/// A bundle line with a legal `head` and a bad field after it names the bad
+/// field, and an unknown `head` name is refused as one (not as a number out
+/// of range).
+#[test]
+fn jsonl_a_legal_head_is_not_blamed_for_a_later_field() {
+    assert_eq!(
+        jsonl_err("{\"head\":\"l2d\",\"retired\":300}\n").to_string(),
+        "line 2: field `retired`: expected an integer 0..=255, found `300`"
+    );
+    match jsonl_err("{\"head\":\"l3d\"}\n") {
+        StreamError::BadField {
+            line: 2,
+            field,
+            msg,
+        } => {
+            assert_eq!(field, "head");
+            assert!(
+                msg.starts_with("unknown variant `l3d`, expected one of"),
+                "{msg}"
+            );
+        }
+        e => panic!("{e}"),
+    }
+}
+
+/// A bundle line that starts as an object but is not valid JSON is described
+/// as serde finds it: a key with a lone leading surrogate escape, which a
+/// string cannot hold (serde wants the trailing one at column 9, where the
+/// key ends), is not "an object where an object was expected" (a value only
+/// skimmed over, not read as a string, would pass the escape).
+#[test]
+fn jsonl_a_malformed_bundle_object_is_described_as_serde_finds_it() {
+    match jsonl_err("{\"\\ud800\":1}\n") {
+        StreamError::BadJson { line: 2, msg } => {
+            assert_eq!(msg, "unexpected end of hex escape at column 9")
+        }
+        e => panic!("{e}"),
     }
 }
 
@@ -717,6 +770,23 @@ fn jsonl_line_limit_after_a_byte_order_mark() {
         StreamError::LineTooLong { line: 1, max } => assert_eq!(max, MAX_LINE),
         e => panic!("{e}"),
     }
+}
+
+/// Memory is one line: a line longer than `MAX_LINE` is refused after the
+/// reader has taken at most `MAX_LINE` bytes and a line end (`\r\n`) of it from
+/// its source, not after reading on to a newline that may never come.
+#[test]
+fn jsonl_a_too_long_line_is_refused_after_reading_only_the_limit() {
+    let body = vec![b' '; 4 * MAX_LINE];
+    let text = [HDR.as_bytes(), b"{\"dispatched\":1", &body, b"}\n"].concat();
+    let mut rest = &text[..];
+    let mut r = JsonlReader::new(&mut rest).unwrap();
+    match r.next() {
+        Some(Err(StreamError::LineTooLong { line: 2, max })) => assert_eq!(max, MAX_LINE),
+        other => panic!("{other:?}"),
+    }
+    drop(r);
+    assert_eq!(text.len() - rest.len(), HDR.len() + MAX_LINE + 2);
 }
 
 #[test]
@@ -1439,6 +1509,53 @@ fn jsonl_only_an_object_is_a_bundle() {
             },
         ]
     );
+}
+
+/// A line that is JSON but not an object is refused naming what it is, and
+/// so is a header's `params` that is not an object: booleans and null
+/// included, which are neither numbers nor strings.
+#[test]
+fn jsonl_a_value_that_is_not_an_object_is_named_by_its_kind() {
+    for (body, kind) in [
+        ("[1]", "an array"),
+        ("\"{}\"", "a string"),
+        ("true", "a boolean"),
+        ("false", "a boolean"),
+        ("null", "null"),
+        ("-3", "a number"),
+    ] {
+        assert_eq!(
+            jsonl_err(&format!("{body}\n")).to_string(),
+            format!("line 2: bad JSON: expected an object, found {kind}"),
+            "{body}"
+        );
+        let header =
+            format!("{{\"format\":\"cpistack-events\",\"version\":2,\"params\":{body}}}\n");
+        match JsonlReader::new(header.as_bytes()).err().expect("refused") {
+            StreamError::BadHeader { line: 1, msg } => {
+                assert_eq!(
+                    msg,
+                    format!("`params` is {kind}, expected an object"),
+                    "{body}"
+                )
+            }
+            e => panic!("{body}: {e}"),
+        }
+    }
+}
+
+/// A header line that starts as an object but is not valid JSON is described
+/// as serde finds it, at its column, not as a line that is no object.
+#[test]
+fn jsonl_a_malformed_header_object_names_the_column_at_fault() {
+    let text = "{\"format\" \"cpistack-events\"}\n";
+    match JsonlReader::new(text.as_bytes()).err().expect("refused") {
+        StreamError::BadHeader { line: 1, msg } => assert!(
+            msg.starts_with("expected `:` at column 11; the first line must be {\"format\""),
+            "{msg}"
+        ),
+        e => panic!("{e}"),
+    }
 }
 
 /// Bug: the header went through `serde_json::Value`, which keeps the last of two
