@@ -205,6 +205,36 @@ fn load_to_use_latency_on_a_chain_of_hits() {
     assert!((1.9..2.2).contains(&cpi), "cpi {cpi} (load latency 2)");
 }
 
+/// A load whose data and translation hit waits at the ROB head on its
+/// load-to-use latency alone: its head cause is `Other`, never a miss type
+/// (the same chain of L1 hits as above, the D-TLB ideal).
+#[test]
+fn a_load_hitting_the_l1_waits_at_the_head_as_other() {
+    let mut cfg = quiet_cfg();
+    cfg.ideal.l1d = true; // no cold miss either
+    let mut p = Prog::segments(&[(0x1000, 256)], BranchKind::DirectJump);
+    for k in 0..255u64 {
+        let i = p.at(0x1000 + k * 4);
+        i.class = OpClass::Load;
+        i.srcs = [5, 0, 0, 0];
+        i.dsts = [5, 0];
+    }
+    p.addr = Box::new(|_, _| 0x10_0000);
+    let mut core = Core::new(&cfg, p).unwrap();
+    core.set_warmup(1000);
+    let heads = run_checked(&mut core, &cfg, 5000, 2_100_000);
+    // each load waits one cycle at the head before it commits
+    assert!(heads[HeadCause::Other as usize] >= 5000, "{heads:?}");
+    for c in [
+        HeadCause::L1d,
+        HeadCause::L2d,
+        HeadCause::Dtlb,
+        HeadCause::Longlat,
+    ] {
+        assert_eq!(heads[c as usize], 0, "{c:?}: {heads:?}");
+    }
+}
+
 #[test]
 fn mshr_limit_serialises_misses() {
     let run = |mshrs: u32| {
