@@ -970,3 +970,44 @@ fn an_itlb_only_wait_marks_the_instruction_it_delivers() {
     assert!(st.committed.itlb > 100, "{st:?}");
     assert!(bits >= st.committed.itlb, "{bits} bits, {st:?}");
 }
+
+/// `dispatched_imiss` marks, in its own place in the dispatch group, the one
+/// instruction whose fetch waited on each I-miss. A loop one line longer than
+/// the (direct-mapped) L1 I-cache misses twice an iteration, on the two lines
+/// that share a set; the fetch queue is deep enough that the waiting line
+/// arrives behind instructions still to dispatch, and the loop's length (one
+/// more than a multiple of the dispatch width) moves the line's first
+/// instruction to another place in its group each iteration.
+#[test]
+fn the_imiss_bit_marks_the_waiting_instruction_in_its_place() {
+    let mut cfg = quiet_cfg();
+    cfg.ideal.l2i = true;
+    cfg.ideal.bpred = true;
+    cfg.core.fetch_queue = 256;
+    let c = &cfg.l1i;
+    assert_eq!(c.ways, 1, "the default L1 I-cache is direct mapped");
+    let lines = c.size / c.line as u64;
+    let n = ((lines + 1) * c.line as u64 / 4) as usize + 1;
+    let p = Prog::segments(&[(0x10_0000, n)], BranchKind::DirectJump);
+    let mut core = Core::new(&cfg, p).unwrap();
+    core.set_warmup(40_000);
+    let mut m = Mirror::new(&cfg);
+    let (mut bits, mut later) = (0u64, 0u64);
+    while core.counted_retired() < 100_000 {
+        let ev = *core.step().unwrap();
+        m.step(&ev).unwrap();
+        if ev.count_enable {
+            bits += ev.dispatched_imiss.count_ones() as u64;
+            later += (ev.dispatched_imiss & !1).count_ones() as u64;
+        }
+    }
+    let st = core.stats();
+    assert!(st.committed.l1i > 100, "{st:?}");
+    // no wrong path: one bit per miss, on the committed path
+    assert_eq!(bits, st.committed.l1i, "{st:?}");
+    // a quarter of the groups start with the line, the rest have it later
+    assert!(
+        later >= bits / 2 && later < bits,
+        "{later} of {bits} bits past the first place"
+    );
+}
