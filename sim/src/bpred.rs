@@ -253,15 +253,19 @@ mod tests {
         assert!(!h.predict(pc, 0x400).gshare);
     }
 
-    #[test]
-    fn btb_update_of_a_present_branch_replaces_its_target() {
-        // an indirect jump that changed its target: one entry, the new target
-        let cfg = BpredCfg {
+    /// A BTB of 4 entries in 2 ways: set = (pc >> 2) & 1.
+    fn small_btb() -> Btb {
+        Btb::new(&BpredCfg {
             btb_entries: 4,
             btb_ways: 2,
             ..BpredCfg::default()
-        };
-        let mut b = Btb::new(&cfg);
+        })
+    }
+
+    #[test]
+    fn btb_update_of_a_present_branch_replaces_its_target() {
+        // an indirect jump that changed its target: one entry, the new target
+        let mut b = small_btb();
         b.update(0x100, 0x500);
         b.update(0x100, 0x600);
         assert_eq!(b.lookup(0x100), Some(0x600));
@@ -273,13 +277,8 @@ mod tests {
 
     #[test]
     fn btb_sets_hold_their_own_ways() {
-        // 4 entries, 2 ways: set = (pc >> 2) & 1, two branches in each set
-        let cfg = BpredCfg {
-            btb_entries: 4,
-            btb_ways: 2,
-            ..BpredCfg::default()
-        };
-        let mut b = Btb::new(&cfg);
+        // two branches in each set
+        let mut b = small_btb();
         let pcs = [0x100u64, 0x104, 0x108, 0x10c];
         for (k, &pc) in pcs.iter().enumerate() {
             b.update(pc, 0x1000 + k as u64);
@@ -291,12 +290,7 @@ mod tests {
 
     #[test]
     fn btb_stores_and_evicts() {
-        let cfg = BpredCfg {
-            btb_entries: 4,
-            btb_ways: 2,
-            ..BpredCfg::default()
-        };
-        let mut b = Btb::new(&cfg);
+        let mut b = small_btb();
         assert_eq!(b.lookup(0x100), None);
         b.update(0x100, 0x500);
         assert_eq!(b.lookup(0x100), Some(0x500));

@@ -188,18 +188,30 @@ fn straight_line_code_reaches_commit_width() {
     assert!(ipc > 3.8 && ipc <= 4.0, "ipc {ipc}");
 }
 
-#[test]
-fn load_to_use_latency_on_a_chain_of_hits() {
-    let cfg = quiet_cfg();
-    // a chain: every load reads register 5 and writes it (L1 hits at one address)
-    let mut p = Prog::segments(&[(0x1000, 256)], BranchKind::DirectJump);
-    for k in 0..255u64 {
+/// A loop of `len - 1` loads and a jump at 0x1000, a chain: every load reads
+/// register 5 and writes it (addresses: the caller's `addr`, 0 unless set).
+fn load_chain(len: usize) -> Prog {
+    let mut p = Prog::segments(&[(0x1000, len)], BranchKind::DirectJump);
+    for k in 0..len as u64 - 1 {
         let i = p.at(0x1000 + k * 4);
         i.class = OpClass::Load;
         i.srcs = [5, 0, 0, 0];
         i.dsts = [5, 0];
     }
+    p
+}
+
+/// [`load_chain`] of 255 loads, all at one address (L1 hits once the line is in).
+fn hit_chain() -> Prog {
+    let mut p = load_chain(256);
     p.addr = Box::new(|_, _| 0x10_0000);
+    p
+}
+
+#[test]
+fn load_to_use_latency_on_a_chain_of_hits() {
+    let cfg = quiet_cfg();
+    let p = hit_chain();
     let (cycles, st) = cycles_for(&cfg, p, 1000, 5000);
     let cpi = cycles as f64 / st.instructions as f64;
     assert!((1.9..2.2).contains(&cpi), "cpi {cpi} (load latency 2)");
@@ -207,19 +219,12 @@ fn load_to_use_latency_on_a_chain_of_hits() {
 
 /// A load whose data and translation hit waits at the ROB head on its
 /// load-to-use latency alone: its head cause is `Other`, never a miss type
-/// (the same chain of L1 hits as above, the D-TLB ideal).
+/// (the chain of L1 hits, the D-TLB ideal).
 #[test]
 fn a_load_hitting_the_l1_waits_at_the_head_as_other() {
     let mut cfg = quiet_cfg();
     cfg.ideal.l1d = true; // no cold miss either
-    let mut p = Prog::segments(&[(0x1000, 256)], BranchKind::DirectJump);
-    for k in 0..255u64 {
-        let i = p.at(0x1000 + k * 4);
-        i.class = OpClass::Load;
-        i.srcs = [5, 0, 0, 0];
-        i.dsts = [5, 0];
-    }
-    p.addr = Box::new(|_, _| 0x10_0000);
+    let p = hit_chain();
     let mut core = Core::new(&cfg, p).unwrap();
     core.set_warmup(1000);
     let heads = run_checked(&mut core, &cfg, 5000, 2_100_000);
@@ -288,13 +293,7 @@ fn the_data_prefetcher_turns_a_stream_of_misses_into_hits() {
     let l1d_misses = |kind: PrefetchKind| {
         let mut cfg = quiet_cfg();
         cfg.prefetch.kind = kind;
-        let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
-        for k in 0..63u64 {
-            let i = p.at(0x1000 + k * 4);
-            i.class = OpClass::Load;
-            i.srcs = [5, 0, 0, 0];
-            i.dsts = [5, 0];
-        }
+        let mut p = load_chain(64);
         let mut line = 0u64;
         p.addr = Box::new(move |_, _| {
             line += 1;
@@ -916,13 +915,7 @@ fn a_load_waiting_for_an_mshr_at_the_head_waits_on_its_miss() {
 fn a_walk_at_the_head_is_dtlb_for_exactly_its_cycles() {
     let mut cfg = quiet_cfg();
     cfg.ideal.dtlb = false;
-    let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
-    for k in 0..63u64 {
-        let i = p.at(0x1000 + k * 4);
-        i.class = OpClass::Load;
-        i.srcs = [5, 0, 0, 0];
-        i.dsts = [5, 0];
-    }
+    let mut p = load_chain(64);
     p.addr = Box::new(|_, n| 0x1000_0000 + n * 0x1_0040);
     let mut core = Core::new(&cfg, p).unwrap();
     let mut m = Mirror::new(&cfg);
