@@ -162,6 +162,17 @@ impl InstrSource for Prog {
     }
 }
 
+/// Branch outcomes at random (a xorshift from `seed`), for a `Prog`'s `taken`.
+fn coin_flips(seed: u64) -> Box<dyn FnMut(u64, u64) -> bool> {
+    let mut x = seed;
+    Box::new(move |_, _| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x & 1 == 1
+    })
+}
+
 fn cycles_for(cfg: &Config, prog: Prog, warm: u64, n: u64) -> (u64, crate::Stats) {
     let mut core = Core::new(cfg, prog).unwrap();
     core.set_warmup(warm);
@@ -430,13 +441,7 @@ fn wrong_path_fetch_touches_the_icache() {
         b.branch = Some(BranchKind::Conditional);
         b.target = pc + 256;
     }
-    let mut x = 12345u64;
-    p.taken = Box::new(move |_, _| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x & 1 == 1
-    });
+    p.taken = coin_flips(12345);
     let (_, st) = cycles_for(&cfg, p, 2000, 40_000);
     assert!(st.all.l1i > st.committed.l1i, "{st:?}");
 }
@@ -1026,13 +1031,7 @@ fn a_misprediction_in_a_function_keeps_its_return_predicted() {
         c.class = OpClass::Branch;
         c.branch = Some(BranchKind::Conditional);
         c.target = 0x2010;
-        let mut x = 0x2545_f491_4f6c_dd1d_u64;
-        p.taken = Box::new(move |_, _| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x & 1 == 1
-        });
+        p.taken = coin_flips(0x2545_f491_4f6c_dd1d);
         let (_, st) = cycles_for(&cfg, p, 2000, 20_000);
         (st.committed.mispredicts, st.branches)
     };
