@@ -251,19 +251,24 @@ fn a_load_hitting_the_l1_waits_at_the_head_as_other() {
     }
 }
 
+/// A loop of 64 instructions with 8 independent memory accesses of `class`,
+/// each to a new line.
+fn new_lines(class: OpClass) -> Prog {
+    let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
+    for k in 0..8u64 {
+        p.at(0x1000 + k * 32).class = class;
+    }
+    p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
+    p
+}
+
 #[test]
 fn mshr_limit_serialises_misses() {
     let run = |mshrs: u32| {
         let mut cfg = quiet_cfg();
         cfg.l1d.mshrs = mshrs;
         cfg.l2.mshrs = mshrs;
-        let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
-        for k in 0..8u64 {
-            p.at(0x1000 + k * 32).class = OpClass::Load;
-        }
-        // every load a new line, independent
-        p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
-        cycles_for(&cfg, p, 500, 4000).0
+        cycles_for(&cfg, new_lines(OpClass::Load), 500, 4000).0
     };
     let one = run(1);
     let eight = run(8);
@@ -279,12 +284,7 @@ fn a_store_does_not_wait_for_a_free_mshr() {
         let mut cfg = quiet_cfg();
         cfg.l1d.mshrs = 1;
         cfg.l2.mshrs = 1;
-        let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
-        for k in 0..8u64 {
-            p.at(0x1000 + k * 32).class = class;
-        }
-        p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
-        cycles_for(&cfg, p, 500, 4000).0
+        cycles_for(&cfg, new_lines(class), 500, 4000).0
     };
     let loads = run(OpClass::Load);
     let stores = run(OpClass::Store);

@@ -1888,10 +1888,8 @@ fn bin_reader_retries_interrupted_reads() {
             if self.calls % 2 == 1 {
                 return Err(std::io::ErrorKind::Interrupted.into());
             }
-            let n = buf.len().min(self.data.len()).min(7);
-            buf[..n].copy_from_slice(&self.data[..n]);
-            self.data = &self.data[n..];
-            Ok(n)
+            let m = buf.len().min(7);
+            self.data.read(&mut buf[..m])
         }
     }
     let evs = sample_bundles(11);
@@ -1947,10 +1945,7 @@ fn bin_reader_reports_an_io_error_once_instead_of_retrying() {
             if self.calls == self.fail_at {
                 return Err(std::io::Error::other("disk on fire"));
             }
-            let n = buf.len().min(self.data.len());
-            buf[..n].copy_from_slice(&self.data[..n]);
-            self.data = &self.data[n..];
-            Ok(n)
+            self.data.read(buf)
         }
     }
     let bytes = to_bin(&Params::default(), &sample_bundles(5)[..3]);
@@ -1992,9 +1987,8 @@ fn bin_reader_never_reads_past_the_end_of_its_source() {
             if self.ended {
                 return Err(std::io::Error::other("read after end of file"));
             }
-            let n = buf.len().min(self.data.len()).min(1000);
-            buf[..n].copy_from_slice(&self.data[..n]);
-            self.data = &self.data[n..];
+            let m = buf.len().min(1000);
+            let n = self.data.read(&mut buf[..m])?;
             self.ended = n == 0 && !buf.is_empty();
             Ok(n)
         }
