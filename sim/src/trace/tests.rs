@@ -764,3 +764,521 @@ fn a_full_image_learns_no_new_address_and_counts_them() {
     assert_eq!(im.get(0x10).map(|s| s.size), Some(3));
     assert!(im.get(0x30).is_none());
 }
+
+// ---- reader edges -------------------------------------------------------------
+
+/// A byte source that hands out `steps` in order, each a run of bytes (in
+/// reads as large as the buffer offered) or an error, then ends; it records
+/// the size of every buffer it is offered.
+struct Steps {
+    steps: std::collections::VecDeque<Result<Vec<u8>, std::io::ErrorKind>>,
+    offered: std::sync::Arc<std::sync::Mutex<Vec<usize>>>,
+}
+
+impl std::io::Read for Steps {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.offered.lock().unwrap().push(buf.len());
+        match self.steps.pop_front() {
+            None => Ok(0),
+            Some(Err(kind)) => Err(std::io::Error::new(kind, "injected")),
+            Some(Ok(mut data)) => {
+                let n = data.len().min(buf.len());
+                buf[..n].copy_from_slice(&data[..n]);
+                if n < data.len() {
+                    self.steps.push_front(Ok(data.split_off(n)));
+                }
+                Ok(n)
+            }
+        }
+    }
+}
+
+/// A plain reader over `steps`, and the sizes of the buffers it offers them.
+fn stepped(
+    steps: Vec<Result<Vec<u8>, std::io::ErrorKind>>,
+) -> (RecordReader, std::sync::Arc<std::sync::Mutex<Vec<usize>>>) {
+    let offered = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let src = Steps {
+        steps: steps.into(),
+        offered: offered.clone(),
+    };
+    let reader = RecordReader::from_reader(Box::new(src), Format::Plain, "s".into());
+    (reader, offered)
+}
+
+fn read_error(detail: &str) -> Problem {
+    Problem::Read {
+        detail: detail.into(),
+    }
+}
+
+#[test]
+fn the_reader_asks_its_source_for_64_kib_at_a_time() {
+    // 2048 records: two full 64 KiB chunks, then the end.
+    let recs: Vec<_> = (0..2048).map(|i| alu(0x1000 + 4 * i)).collect();
+    let (mut r, offered) = stepped(vec![Ok(bytes(&recs))]);
+    let mut n = 0;
+    while r.next_record().unwrap().is_some() {
+        n += 1;
+    }
+    assert_eq!(n, 2048);
+    assert_eq!(*offered.lock().unwrap(), [65536, 65536, 65536]);
+}
+
+#[test]
+fn an_interrupted_read_is_retried() {
+    let (mut r, _) = stepped(vec![
+        Ok(bytes(&[alu(0x1000)])),
+        Err(std::io::ErrorKind::Interrupted),
+        Ok(bytes(&[alu(0x1004)])),
+    ]);
+    assert_eq!(r.next_record().unwrap(), Some(alu(0x1000)));
+    assert_eq!(r.next_record().unwrap(), Some(alu(0x1004)));
+    assert_eq!(r.next_record().unwrap(), None);
+}
+
+#[test]
+fn a_read_error_right_after_one_whole_record_comes_after_that_record() {
+    // 64 bytes, then the source fails: record 0 is delivered, record 1 fails.
+    let (mut r, _) = stepped(vec![
+        Ok(bytes(&[alu(0x1000)])),
+        Err(std::io::ErrorKind::Other),
+    ]);
+    assert_eq!(r.next_record().unwrap(), Some(alu(0x1000)));
+    let e = r.next_record().unwrap_err();
+    assert_eq!(record_problem(&e), (1, read_error("injected")));
+}
+
+#[test]
+fn a_bad_record_that_ends_a_chunk_is_named_for_itself_though_the_next_read_fails() {
+    // 2048 records, the last of each 64 KiB chunk (1023 and 2047) bad, then
+    // a read error. The reader reads no further than the record it hands out
+    // needs: record 1023 is handed out before the read that fails and is
+    // named for its own fault (a refill with one record left would read on,
+    // meet the error and blame the record on it).
+    let mut recs: Vec<_> = (0..2048).map(|i| alu(0x1000 + 4 * i)).collect();
+    recs[1023].is_branch = 7;
+    recs[2047].is_branch = 9;
+    let data = bytes(&recs);
+    let (mut r, offered) = stepped(vec![
+        Ok(data[..65536].to_vec()),
+        Err(std::io::ErrorKind::Other),
+    ]);
+    for _ in 0..1023 {
+        r.next_record().unwrap().unwrap();
+    }
+    let e = r.next_record().unwrap_err();
+    assert_eq!(record_problem(&e), (1023, Problem::BadIsBranch(7)));
+    assert_eq!(*offered.lock().unwrap(), [65536]);
+    // The same after a skip that starts with one record left in the chunk:
+    // the skip takes it, and the next chunk (records 1024 to 2047) is read whole.
+    let (mut r, offered) = stepped(vec![Ok(data), Err(std::io::ErrorKind::Other)]);
+    for _ in 0..1023 {
+        r.next_record().unwrap().unwrap();
+    }
+    assert_eq!(r.skip(1).unwrap(), 1);
+    for _ in 1024..2047 {
+        r.next_record().unwrap().unwrap();
+    }
+    let e = r.next_record().unwrap_err();
+    assert_eq!(record_problem(&e), (2047, Problem::BadIsBranch(9)));
+    assert_eq!(*offered.lock().unwrap(), [65536, 65536]);
+}
+
+#[test]
+fn position_counts_skipped_delivered_and_rejected_records() {
+    let mut bad = alu(0x1008);
+    bad.is_branch = 7;
+    let data = bytes(&[alu(0x1000), alu(0x1004), bad, alu(0x100c)]);
+    let mut r = RecordReader::from_reader(Box::new(Cursor::new(data)), Format::Plain, "t".into());
+    assert_eq!(r.position(), 0);
+    assert_eq!(r.skip(1).unwrap(), 1);
+    assert_eq!(r.position(), 1);
+    assert_eq!(r.next_record().unwrap(), Some(alu(0x1004)));
+    assert_eq!(r.position(), 2);
+    let e = r.next_record().unwrap_err();
+    assert_eq!(e.record(), Some(2));
+    // the rejected record is consumed: the next one is record 3
+    assert_eq!(r.position(), 3);
+    assert_eq!(r.next_record().unwrap(), Some(alu(0x100c)));
+    assert_eq!(r.position(), 4);
+    assert_eq!(r.next_record().unwrap(), None);
+    assert_eq!(r.position(), 4);
+}
+
+#[test]
+fn every_compression_not_decoded_is_named_by_its_magic() {
+    let cases: [(&[u8], Option<&str>); 7] = [
+        (b"BZh91AY&SY", Some("bzip2")),
+        (&[0x28, 0xb5, 0x2f, 0xfd, 0x24, 0x00], Some("zstd")),
+        (&[0x04, 0x22, 0x4d, 0x18, 0x64, 0x40], Some("lz4")),
+        (b"PK\x03\x04\x14\x00", Some("zip")),
+        (&[0x5d, 0x00, 0x00, 0x80, 0x00, 0xff], Some("lzma")),
+        // bzip2's block size is a digit 1 to 9
+        (b"BZh0AY", None),
+        (&0x40_1000_u64.to_le_bytes()[..6], None),
+    ];
+    for (head, want) in cases {
+        assert_eq!(Format::unsupported(head), want, "{head:x?}");
+    }
+}
+
+#[test]
+fn a_raw_trace_that_starts_like_bzip2_names_its_own_later_errors() {
+    // Record 0's ip is the bytes "BZh91AY&" (a valid record), record 1 has
+    // is_branch 7: that, not "bzip2", is record 1's error.
+    let mut bad = alu(0x1004);
+    bad.is_branch = 7;
+    let first = alu(u64::from_le_bytes(*b"BZh91AY&"));
+    let path = temp_path("bzip2-like.champsimtrace");
+    std::fs::write(&path, bytes(&[first, bad])).unwrap();
+    let mut r = RecordReader::open(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(r.next_record().unwrap(), Some(first));
+    let e = r.next_record().unwrap_err();
+    assert_eq!(record_problem(&e), (1, Problem::BadIsBranch(7)));
+}
+
+#[test]
+fn a_skip_after_records_were_read_passes_over_exactly_the_records_asked() {
+    // 3000 records; 10 read, then 2000 skipped: 1014 from the buffered
+    // chunk (records 10 to 1023), 986 from the next.
+    let recs: Vec<_> = (0..3000).map(|i| alu(0x1000 + 4 * i)).collect();
+    let data = bytes(&recs);
+    let mut r = RecordReader::from_reader(Box::new(Cursor::new(data)), Format::Plain, "t".into());
+    for _ in 0..10 {
+        r.next_record().unwrap().unwrap();
+    }
+    assert_eq!(r.skip(2000).unwrap(), 2000);
+    assert_eq!(r.position(), 2010);
+    assert_eq!(r.next_record().unwrap(), Some(recs[2010]));
+    // past the end: the 989 records left (2011 to 2999)
+    assert_eq!(r.skip(5000).unwrap(), 989);
+    assert_eq!(r.position(), 3000);
+    assert_eq!(r.next_record().unwrap(), None);
+}
+
+#[test]
+fn a_truncated_xz_stream_is_said_to_end_early() {
+    let good = xz(&bytes(&program(20_000)));
+    let detail = |data: &[u8]| {
+        let reader = RecordReader::from_reader(
+            Box::new(Cursor::new(data.to_vec())),
+            Format::Xz,
+            "t.xz".into(),
+        );
+        match record_problem(&decode_stream(reader).unwrap_err()).1 {
+            Problem::Corrupt {
+                format: "xz",
+                detail,
+            } => detail,
+            other => panic!("{other}"),
+        }
+    };
+    // cut in its header, its middle, and just before its end
+    for cut in [1, 30, good.len() / 2, good.len() - 7] {
+        assert_eq!(detail(&good[..cut]), "premature eof", "cut at {cut}");
+    }
+    // damaged, not cut: liblzma's own word
+    let mut bad = good.clone();
+    let mid = bad.len() / 2;
+    for b in &mut bad[mid..mid + 8] {
+        *b ^= 0x5a;
+    }
+    assert_eq!(detail(&bad), "lzma data error");
+}
+
+// ---- counters and accessors ---------------------------------------------------
+
+#[test]
+fn a_record_error_is_at_byte_64_times_its_number() {
+    let mut data = bytes(&[alu(0x1000), alu(0x1004), alu(0x1008)]);
+    data.extend_from_slice(&[1u8; 17]);
+    let mut s = source_from(data, 0).unwrap();
+    let (_, e) = until_error(&mut s);
+    assert_eq!(e.record(), Some(3));
+    let se = crate::isa::SourceError::from(e);
+    assert!(
+        matches!(&se, crate::isa::SourceError::Record { path, record: 3, byte: 192, what }
+            if path == "t" && what.starts_with("short record: the stream ends 17 bytes")),
+        "{se:?}"
+    );
+    // errors not at a record have no record number
+    let empty = source_from(Vec::new(), 0).err().unwrap();
+    assert_eq!(empty.record(), None);
+}
+
+#[test]
+fn kind_counts_keep_each_kind_apart() {
+    // 1 conditional, 2 direct jumps, ... 7 others: 28 in all.
+    let kinds = [
+        Conditional,
+        DirectJump,
+        IndirectJump,
+        DirectCall,
+        IndirectCall,
+        Return,
+        Other,
+    ];
+    let mut c = KindCounts::default();
+    for (i, &k) in kinds.iter().enumerate() {
+        for _ in 0..=i {
+            c.add(k);
+        }
+    }
+    let got: Vec<u64> = kinds.iter().map(|&k| c.get(k)).collect();
+    assert_eq!(got, [1, 2, 3, 4, 5, 6, 7]);
+    assert_eq!(
+        [c.conditional, c.direct_jump, c.indirect_jump, c.direct_call],
+        [1, 2, 3, 4]
+    );
+    assert_eq!([c.indirect_call, c.ret, c.other], [5, 6, 7]);
+    assert_eq!(c.total(), 28);
+}
+
+#[test]
+fn the_wrong_path_fraction_is_none_before_any_lookup() {
+    let mut st = TraceStats::default();
+    assert_eq!(st.wrong_path_found_fraction(), None);
+    st.wrong_path_missing = 3;
+    assert_eq!(st.wrong_path_found_fraction(), Some(0.0));
+    st.wrong_path_found = 1;
+    assert_eq!(st.wrong_path_found_fraction(), Some(0.25));
+}
+
+#[test]
+fn default_sizes_follow_the_x86_encoding_of_each_kind() {
+    // From pc 0x1000 a rel8 reaches pc + 2 - 128 = 0xf82 to pc + 2 + 127 = 0x1081.
+    let pc = 0x1000;
+    let cases: &[(Option<BranchKind>, u64, u8)] = &[
+        (Some(Conditional), 0, 2),
+        (Some(Conditional), 0xf82, 2),
+        (Some(Conditional), 0x1081, 2),
+        (Some(Conditional), 0xf81, 6),
+        (Some(Conditional), 0x1082, 6),
+        (Some(DirectJump), 0, 2),
+        (Some(DirectJump), 0xf82, 2),
+        (Some(DirectJump), 0x1081, 2),
+        (Some(DirectJump), 0xf81, 5),
+        (Some(DirectJump), 0x1082, 5),
+        (Some(DirectCall), 0, 5),
+        (Some(DirectCall), 0x1010, 5),
+        (Some(IndirectCall), 0x1010, 3),
+        (Some(IndirectJump), 0x9000, 2),
+        (Some(Return), 0x9000, 1),
+        (Some(Other), 0x1010, DEFAULT_SIZE),
+        (None, 0, DEFAULT_SIZE),
+    ];
+    for &(kind, target, want) in cases {
+        assert_eq!(
+            default_size(kind, pc, target),
+            want,
+            "{kind:?} to {target:#x}"
+        );
+    }
+}
+
+#[test]
+fn the_code_image_lists_every_address_it_learned() {
+    assert!(CodeImage::new().is_empty());
+    let mut s = source(&[alu(0x1000), cond(0x1003, true), alu(0x1100), alu(0x1103)]);
+    assert!(s.image().is_empty(), "nothing converted yet");
+    let v = all(&mut s);
+    assert_eq!(v.len(), 4);
+    assert!(!s.image().is_empty());
+    let mut seen: Vec<(u64, OpClass, u8)> = s
+        .image()
+        .iter()
+        .map(|(pc, st)| (pc, st.class, st.size))
+        .collect();
+    seen.sort_unstable_by_key(|e| e.0);
+    // sizes: 3 and 3 learned from their successors; the taken branch and the
+    // last record are never seen falling through (0 = unknown)
+    assert_eq!(
+        seen,
+        [
+            (0x1000, OpClass::Alu, 3),
+            (0x1003, OpClass::Branch, 0),
+            (0x1100, OpClass::Alu, 3),
+            (0x1103, OpClass::Alu, 0),
+        ]
+    );
+}
+
+#[test]
+fn the_address_hasher_spreads_nearby_code_addresses_over_low_and_high_bits() {
+    use std::collections::HashSet;
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    // 4096 code addresses 16 bytes apart. The image's map takes a bucket from
+    // a hash's low bits and a tag from its top 7: a hasher that leaves either
+    // alike for nearby addresses makes lookups crawl.
+    let h = BuildHasherDefault::<image::AddrHasher>::default();
+    let hashes: Vec<u64> = (0..4096u64)
+        .map(|i| h.hash_one(0x40_0000 + 16 * i))
+        .collect();
+    let distinct = |f: fn(u64) -> u64| hashes.iter().map(|&x| f(x)).collect::<HashSet<_>>().len();
+    let (all, low, top) = (
+        distinct(|x| x),
+        distinct(|x| x & 0xfff),
+        distinct(|x| x >> 57),
+    );
+    assert_eq!(all, 4096);
+    assert_eq!(top, 128);
+    // 2674 of the 4096 values of the low 12 bits (random hashes: about
+    // 4096 * (1 - 1/e) = 2589)
+    assert!(low > 2400, "{low} distinct low 12 bits");
+}
+
+// ---- call stack, and what the image keeps -------------------------------------
+
+#[test]
+fn a_return_may_skip_calls_that_never_returned_and_pops_them() {
+    // Calls nest 4 deep (A, B, C, D); D's callee never returns to it: the
+    // first return lands at C's fall-through (C is 5 bytes: D is skipped and
+    // popped with it), the next ones at B's (3 bytes) and A's (2 bytes).
+    let recs = [
+        call(0x1000), // A -> 0x2000
+        call(0x2000), // B -> 0x3000
+        call(0x3000), // C -> 0x4000
+        call(0x4000), // D -> 0x5000
+        ret(0x5000),  // -> 0x3005
+        ret(0x3005),  // -> 0x2003
+        ret(0x2003),  // -> 0x1002
+        alu(0x1002),
+    ];
+    let mut s = source(&recs);
+    assert_eq!(all(&mut s).len(), 8);
+    assert_eq!(s.stats().call_sizes_learned, 3);
+    let size = |pc: u64| s.image().get(pc).map(|e| e.size);
+    assert_eq!(
+        [size(0x1000), size(0x2000), size(0x3000), size(0x4000)],
+        [Some(2), Some(3), Some(5), Some(0)]
+    );
+}
+
+#[test]
+fn the_shadow_stack_keeps_the_last_64_calls_of_a_deep_recursion() {
+    // main calls f, which calls itself 69 times at 0x2002: 70 calls, of which
+    // the stack keeps the last 64. The 70 returns: the first 64 each find a
+    // call and teach its size (5); the last 6 find the stack empty (main's
+    // call was overwritten), though 0x2002 was pushed 69 times.
+    let mut recs = vec![call(0x1000)]; // -> 0x2000
+    for _ in 0..69 {
+        recs.push(cond(0x2000, false)); // -> 0x2002
+        recs.push(call(0x2002)); // -> 0x2000
+    }
+    recs.push(cond(0x2000, true)); // base case -> 0x2010
+    recs.push(ret(0x2010)); // -> 0x2007
+    recs.extend(std::iter::repeat_n(ret(0x2007), 69)); // -> 0x2007, the last -> 0x1005
+    recs.push(alu(0x1005));
+    let mut s = source(&recs);
+    assert_eq!(all(&mut s).len(), 1 + 2 * 69 + 2 + 69 + 1);
+    assert_eq!(s.stats().call_sizes_learned, 64);
+    assert_eq!(s.image().get(0x2002).map(|e| e.size), Some(5));
+    assert_eq!(s.image().get(0x1000).map(|e| e.size), Some(0));
+}
+
+#[test]
+fn a_return_that_ends_the_trace_teaches_no_call_size() {
+    // The return at 0x5000 went to 0x1003 once (the call at 0x1000 is 3
+    // bytes: 1 learned); as the trace's last record its target is unknown, and
+    // the target remembered from before is no evidence: still 1 learned.
+    let recs = [
+        call(0x1000), // -> 0x5000
+        ret(0x5000),  // -> 0x1003
+        alu(0x1003),
+        jump(0x1006), // -> 0x1000
+        call(0x1000), // -> 0x5000
+        ret(0x5000),  // the last record
+    ];
+    let mut s = source(&recs);
+    let v = all(&mut s);
+    assert_eq!((v[5].taken, v[5].target), (true, 0x1003));
+    assert_eq!(s.stats().call_sizes_learned, 1);
+}
+
+#[test]
+fn an_address_keeps_its_last_taken_target_through_a_non_branch_record() {
+    // 0x1000 is a conditional taken to 0x1800, then (code rewritten) a plain
+    // instruction, then a conditional again, not taken: its known target is
+    // still 0x1800, the last taken target seen there.
+    let recs = [
+        cond(0x1000, true), // -> 0x1800
+        jump(0x1800),       // -> 0x1000
+        alu(0x1000),        // -> 0x1002
+        jump(0x1002),       // -> 0x1000
+        cond(0x1000, false),
+        alu(0x1002),
+    ];
+    let v = all(&mut source(&recs));
+    assert_eq!((v[4].taken, v[4].target), (false, 0x1800));
+}
+
+#[test]
+fn the_wrong_path_sees_the_last_store_address_of_an_instruction() {
+    // The store at 0x1000 writes 0x70, then 0x78, then nothing (a masked
+    // store): the image keeps 0x78.
+    let mut st = alu(0x1000);
+    st.dst_mem[0] = 0x70;
+    let mut st2 = st;
+    st2.dst_mem[0] = 0x78;
+    let recs = [
+        st,
+        jump(0x1003),
+        st2,
+        jump(0x1003),
+        alu(0x1000),
+        jump(0x1003),
+    ];
+    let mut s = source(&recs);
+    assert_eq!(all(&mut s).len(), 6);
+    let w = s.wrong_path_instr(0x1000);
+    assert_eq!((w.load_addr, w.store_addr), (0, 0x78));
+}
+
+/// Raw records made as they are read: `n` plain instructions 4 bytes apart
+/// from 0x1000 (no buffer of the whole trace).
+struct Distinct {
+    next: u64,
+    n: u64,
+    pending: Vec<u8>,
+}
+
+impl std::io::Read for Distinct {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.pending.len() < buf.len() && self.next < self.n {
+            self.pending
+                .extend_from_slice(&alu(0x1000 + 4 * self.next).to_bytes());
+            self.next += 1;
+        }
+        let k = self.pending.len().min(buf.len());
+        buf[..k].copy_from_slice(&self.pending[..k]);
+        self.pending.drain(..k);
+        Ok(k)
+    }
+}
+
+#[test]
+fn a_source_whose_image_is_full_counts_the_records_not_learned() {
+    // 2^20 + 3 distinct addresses: the image learns 2^20 (1 048 576), and
+    // the last 3 records are not learned.
+    let n = MAX_IMAGE_ADDRESSES as u64 + 3;
+    let reader = RecordReader::from_reader(
+        Box::new(Distinct {
+            next: 0,
+            n,
+            pending: Vec::new(),
+        }),
+        Format::Plain,
+        "d".into(),
+    );
+    let mut s = TraceSource::from_reader(reader, "d".into(), 0).unwrap();
+    let mut count = 0;
+    while s.next_instr().unwrap().is_some() {
+        count += 1;
+    }
+    assert_eq!(count, n);
+    let st = s.stats();
+    assert_eq!(st.image_addresses, 1 << 20);
+    assert_eq!(st.image_not_learned, 3);
+}
