@@ -3,7 +3,7 @@
 //! microbenchmarks. Every loop is bounded.
 
 use events::gen::ProtocolState;
-use events::{CycleEvents, HeadCause, Squash};
+use events::{CycleEvents, FetchStall, HeadCause, Squash};
 
 use crate::config::Config;
 use crate::core::Core;
@@ -1069,4 +1069,915 @@ fn a_misprediction_in_a_function_keeps_its_return_predicted() {
     );
     // with the return stack lost at each recovery: twice as many (measured)
     assert_eq!(calls, jumps);
+}
+
+// ------------------------------------------------ the core's rules, case by case
+
+/// A finite committed stream, in order, then the end of the source; the
+/// wrong path finds the listed instruction at its pc, else a plain ALU op.
+struct Listing {
+    code: Vec<Instr>,
+    k: usize,
+    /// Start again from the first instruction after the last (a loop,
+    /// when the last is a branch to the first).
+    repeat: bool,
+}
+
+impl Listing {
+    fn new(code: Vec<Instr>) -> Listing {
+        Listing {
+            code,
+            k: 0,
+            repeat: false,
+        }
+    }
+}
+
+impl InstrSource for Listing {
+    fn name(&self) -> &str {
+        "listing"
+    }
+    fn next(&mut self) -> Result<Option<Instr>, SourceError> {
+        if self.repeat && self.k == self.code.len() {
+            self.k = 0;
+        }
+        self.k += 1;
+        Ok(self.code.get(self.k - 1).copied())
+    }
+    fn wrong_path(&mut self, pc: u64) -> Instr {
+        match self.code.iter().find(|i| i.pc == pc) {
+            Some(i) => *i,
+            None => Instr::plain_alu(pc, 4),
+        }
+    }
+}
+
+/// A chain of 63 divides (each reads and writes register 5) and a jump: the
+/// chain takes the divide latency per divide, 63 * 20 = 1260 cycles an
+/// iteration, and each divide is one long-latency operation of 19 cycles
+/// beyond the first, on all paths as on the committed one. The window's
+/// first divide issued in the warm-up (so it is in neither count) and the
+/// divide after its last one issued in it (on all paths only): of the 630
+/// divides committed, 629 are counted committed and 630 on all paths.
+#[test]
+fn a_divide_chain_takes_the_divide_latency_and_counts_each_as_long_latency() {
+    let mut cfg = quiet_cfg();
+    cfg.ideal.l1i = true;
+    let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
+    for k in 0..63u64 {
+        let i = p.at(0x1000 + k * 4);
+        i.class = OpClass::Div;
+        i.srcs = [5, 0, 0, 0];
+        i.dsts = [5, 0];
+    }
+    let (cycles, st) = cycles_for(&cfg, p, 640, 640);
+    assert_eq!(cycles, 12_600, "10 iterations of 1260 cycles");
+    assert_eq!((st.committed.longlat, st.all.longlat), (629, 630));
+    assert_eq!(st.committed.longlat_cycles, 629 * 19);
+    assert_eq!(st.all.longlat_cycles, 630 * 19);
+}
+
+/// With one MSHR where a miss needs one, misses to memory serialise, each
+/// starting in the cycle the one before it fills: 2 (L1) + 9 (L2) + 250
+/// (memory) = 261 cycles a load (one MSHR in the L1 and the L2, or eight
+/// in the L1 and one in the L2). Every load misses both levels, none the
+/// (ideal) D-TLB: 128 loads in 1024 instructions.
+#[test]
+fn misses_to_memory_serialise_on_a_single_mshr_at_261_cycles_each() {
+    for l1_mshrs in [1, 8] {
+        let mut cfg = quiet_cfg();
+        cfg.l1d.mshrs = l1_mshrs;
+        cfg.l2.mshrs = 1;
+        let (cycles, st) = cycles_for(&cfg, new_lines(OpClass::Load), 512, 1024);
+        assert_eq!(cycles, 128 * 261, "{l1_mshrs} L1 MSHRs");
+        let a = st.all;
+        assert_eq!((a.l1d, a.l2d, a.dtlb), (128, 128, 0), "{l1_mshrs} L1 MSHRs");
+    }
+}
+
+/// A load that hits does not wait for the MSHR or the page walker its
+/// neighbours' misses hold: a loop of one independent load to a new line on
+/// a new page, 62 loads in a chain on one line, and a jump takes the chain's
+/// 62 * 2 = 124 cycles an iteration while the one MSHR (the L2 ideal: busy
+/// 11 cycles) or the one walker (the L1D ideal: busy 30 cycles) is taken
+/// by the other load. No load misses the L2.
+#[test]
+fn a_load_that_hits_does_not_wait_for_a_free_mshr_or_walker() {
+    for walker in [false, true] {
+        let mut cfg = quiet_cfg();
+        if walker {
+            cfg.ideal.l1d = true;
+            cfg.ideal.dtlb = false;
+            cfg.dtlb.walkers = 1;
+        } else {
+            cfg.ideal.l2d = true;
+            cfg.l1d.mshrs = 1;
+        }
+        let mut p = load_chain(64);
+        let i = p.at(0x1000);
+        i.srcs = [0; 4];
+        i.dsts = [6, 0];
+        p.addr = Box::new(|pc, n| {
+            if pc == 0x1000 {
+                0x1000_0000 + n * 0x1040
+            } else {
+                0x10_0000
+            }
+        });
+        let (cycles, st) = cycles_for(&cfg, p, 640, 1280);
+        assert_eq!(cycles, 20 * 124, "walker {walker}");
+        assert_eq!(st.all.l2d, 0, "walker {walker}");
+        let misses = if walker { st.all.dtlb } else { st.all.l1d };
+        assert_eq!(misses, 20, "walker {walker}");
+    }
+}
+
+/// With one page walker (the L1D ideal) or one L1 MSHR (the L2 ideal),
+/// independent loads each to a new page and line serialise on it: 30 cycles
+/// a walk, 2 + 9 = 11 an L1 miss, 128 loads in 1024 instructions. The ROB
+/// head waits on the walks (`dtlb`) or on lines from the L2 (`l1d`), never
+/// on `l2d`.
+#[test]
+fn a_single_walker_or_l1_mshr_serialises_the_misses_that_need_it() {
+    for walker in [false, true] {
+        let mut cfg = quiet_cfg();
+        if walker {
+            cfg.ideal.l1d = true;
+            cfg.ideal.dtlb = false;
+            cfg.dtlb.walkers = 1;
+        } else {
+            cfg.ideal.l2d = true;
+            cfg.l1d.mshrs = 1;
+        }
+        let mut p = new_lines(OpClass::Load);
+        p.addr = Box::new(|_, n| 0x1000_0000 + n * 0x1040);
+        let mut core = Core::new(&cfg, p).unwrap();
+        core.set_warmup(512);
+        let heads = run_checked(&mut core, &cfg, 1024, 100_000);
+        let (st, h) = (core.stats(), |c: HeadCause| heads[c as usize]);
+        if walker {
+            assert_eq!(st.cycles, 128 * 30);
+            assert_eq!((st.all.dtlb, st.all.l1d), (128, 0));
+            assert!(h(HeadCause::Dtlb) > 128 * 20, "{heads:?}");
+        } else {
+            assert_eq!(st.cycles, 128 * 11);
+            assert_eq!((st.all.dtlb, st.all.l1d, st.all.l2d), (0, 128, 0));
+            assert!(h(HeadCause::L1d) > 128 * 8, "{heads:?}");
+        }
+        assert_eq!(h(HeadCause::L2d), 0, "walker {walker}: {heads:?}");
+    }
+}
+
+/// Fetch, decode and issue each bound the rate at their width: with every
+/// idealisation on, straight-line code runs at exactly two instructions a
+/// cycle when any one of them is two wide, nothing goes down a wrong path
+/// and no event is counted (fetch accesses each line, and the ideal caches
+/// and TLB miss none of them).
+#[test]
+fn a_fetch_decode_or_issue_width_of_two_bounds_the_rate_at_two() {
+    for key in ["core.fetch_width", "core.decode_width", "core.issue_width"] {
+        let mut cfg = quiet_cfg();
+        cfg.ideal.set_all(true);
+        cfg.set(&format!("{key}=2")).unwrap();
+        let p = Prog::segments(&[(0x1000, 512)], BranchKind::DirectJump);
+        let (cycles, st) = cycles_for(&cfg, p, 1024, 10_240);
+        assert_eq!(cycles, 5120, "{key}");
+        assert_eq!(
+            (st.wrong_path_fetched, st.wrong_path_dispatched),
+            (0, 0),
+            "{key}"
+        );
+        assert_eq!(st.all, crate::MissCounts::default(), "{key}");
+    }
+}
+
+/// A load or store without an address (address 0) has the plain L1 latency and
+/// touches no cache or TLB: a chain of such loads with a real D-TLB and L1D
+/// misses nothing in either, from a cold start.
+#[test]
+fn a_memory_instruction_without_an_address_touches_no_cache_or_tlb() {
+    let mut cfg = quiet_cfg();
+    cfg.ideal.dtlb = false;
+    let (_, st) = cycles_for(&cfg, load_chain(64), 0, 640);
+    let a = st.all;
+    assert_eq!((a.dtlb, a.l1d, a.l2d), (0, 0, 0), "{a:?}");
+}
+
+/// A store that misses and finds a free MSHR allocates its line like a load:
+/// one store to a new line every 256 instructions (never more than one MSHR
+/// busy) misses the L1D and the L2 each time, 10 in 2560 instructions.
+#[test]
+fn a_store_with_a_free_mshr_allocates_its_line() {
+    let mut p = Prog::segments(&[(0x10000, 256)], BranchKind::DirectJump);
+    p.at(0x10000).class = OpClass::Store;
+    p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
+    let (_, st) = cycles_for(&quiet_cfg(), p, 2560, 2560);
+    assert_eq!((st.all.l1d, st.all.l2d), (10, 10), "{:?}", st.all);
+}
+
+/// Stores do not drive the data prefetcher: with next-line prefetching, a
+/// store to line 3k and a load to line 3k + 1 (each 256 instructions apart)
+/// both miss, 20 misses in 2560 instructions (a store's miss prefetching the
+/// load's line would halve that).
+#[test]
+fn a_store_miss_does_not_prefetch() {
+    let mut cfg = quiet_cfg();
+    cfg.prefetch.kind = crate::config::PrefetchKind::NextLine;
+    let mut p = Prog::segments(&[(0x10000, 256)], BranchKind::DirectJump);
+    p.at(0x10000).class = OpClass::Store;
+    p.at(0x10200).class = OpClass::Load;
+    p.addr = Box::new(|pc, n| 0x1000_0000 + ((n / 256) * 3 + (pc == 0x10200) as u64) * 64);
+    let (_, st) = cycles_for(&cfg, p, 2560, 2560);
+    assert_eq!(st.all.l1d, 20, "{:?}", st.all);
+}
+
+/// A load that misses the L1D and hits the L2 needs no L2 MSHR: with one L2
+/// MSHR, a chain of 62 loads cycling over 512 lines (32 KB: they miss the
+/// 16 KB L1D and hit the L2 once warm) takes 2 + 9 = 11 cycles a load, 682
+/// an iteration, although the iteration's other load (independent, to a new
+/// line) holds the L2 MSHR for 259 of them: 10 iterations in 6820 cycles.
+#[test]
+fn an_l2_hit_does_not_wait_for_the_l2_mshr_a_miss_to_memory_holds() {
+    let mut cfg = quiet_cfg();
+    cfg.l2.mshrs = 1;
+    let mut p = load_chain(64);
+    let i = p.at(0x1000);
+    i.srcs = [0; 4];
+    i.dsts = [6, 0];
+    let mut m = 0u64;
+    p.addr = Box::new(move |pc, n| {
+        if pc == 0x1000 {
+            0x1000_0000 + n * 64
+        } else {
+            m += 1;
+            0x2000_0000 + (m % 512) * 64
+        }
+    });
+    let (cycles, st) = cycles_for(&cfg, p, 1280, 640);
+    assert_eq!(cycles, 6820);
+    assert_eq!((st.all.l1d, st.all.l2d), (630, 10), "{:?}", st.all);
+}
+
+/// Issue looks at every ROB slot, oldest first from the head's, wherever the
+/// ROB wraps: a loop of 256 independent instructions with a load missing to
+/// memory takes 294 cycles an iteration (the miss's 261 and 33 for the 128
+/// instructions that do not fit in the ROB behind it), and a second miss `k`
+/// instructions after the first
+/// (both in the 128-entry ROB together) hides under it for every `k`, its
+/// slot in the head's half of the ROB or in the other.
+#[test]
+fn a_second_miss_anywhere_in_the_rob_overlaps_the_first() {
+    for k in [1u64, 31, 60, 64, 100, 127] {
+        let mut p = Prog::segments(&[(0x10000, 256)], BranchKind::DirectJump);
+        p.at(0x10000).class = OpClass::Load;
+        p.at(0x10000 + 4 * k).class = OpClass::Load;
+        p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
+        let (cycles, st) = cycles_for(&quiet_cfg(), p, 2560, 2560);
+        assert_eq!(cycles, 2940, "second load at +{k}");
+        assert_eq!(st.all.l2d, 20, "second load at +{k}");
+    }
+}
+
+/// A ROB whose size is not a power of two (100 entries: slots by remainder,
+/// not by mask) runs the `branchy` workload legally, its squashes included.
+#[test]
+fn a_rob_of_100_entries_runs_legally() {
+    let mut cfg = Config::default();
+    cfg.core.rob_entries = 100;
+    let mut core = crate::workload_core(&cfg, "branchy", 3).unwrap();
+    core.set_warmup(2000);
+    core.set_limit(20_000);
+    run_checked(&mut core, &cfg, 20_000, 1_000_000);
+    let st = core.stats();
+    assert_eq!(st.instructions, 20_000);
+    assert!(st.all.mispredicts > 100, "{st:?}");
+}
+
+/// `set_limit` stops commit at exactly the limit, and a core at its limit
+/// (committing nothing) is not stuck: 30 000 cycles, beyond the 20 000 of
+/// the watchdog, step without an error. Each step's bundle is the one
+/// `last_events` returns.
+#[test]
+fn a_core_at_its_limit_commits_no_more_and_is_not_stuck() {
+    let cfg = quiet_cfg();
+    let p = Prog::segments(&[(0x1000, 512)], BranchKind::DirectJump);
+    let mut core = Core::new(&cfg, p).unwrap();
+    core.set_warmup(100);
+    core.set_limit(1000);
+    for _ in 0..30_000 {
+        let ev = *core.step().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(*core.last_events(), ev);
+    }
+    assert!(core.limit_reached());
+    assert_eq!((core.committed(), core.counted_retired()), (1100, 1000));
+}
+
+/// A source that ends is run to its last instruction and the run reports
+/// what it measured: 48 instructions (three lines from 0x1000) commit and
+/// `run(100)` fails with `SourceEnded`. Fetch stops with the source: with a
+/// real L1I the three lines are its only misses (no access to the line after
+/// the end); and a last instruction mispredicted (a taken conditional,
+/// predicted not taken, the L1I ideal) still has its wrong path fetched
+/// until it resolves: 20 instructions, four a cycle (the rate dispatch
+/// frees the full fetch queue at) in the five cycles from its fetch to its
+/// resolution (dispatch four cycles after fetch, issue, one cycle to execute).
+#[test]
+fn a_source_that_ends_runs_to_its_last_instruction_and_reports_it() {
+    for branch_last in [false, true] {
+        let mut code: Vec<Instr> = (0..48).map(|k| alu(0x1000 + 4 * k)).collect();
+        let mut cfg = quiet_cfg();
+        if branch_last {
+            cfg.ideal.l1i = true;
+            let b = &mut code[47];
+            b.class = OpClass::Branch;
+            b.branch = Some(BranchKind::Conditional);
+            b.taken = true;
+            b.target = 0x2000;
+        }
+        let mut core = Core::new(&cfg, Listing::new(code)).unwrap();
+        match core.run(100, &mut []) {
+            Err(crate::SimError::SourceEnded {
+                committed,
+                measured,
+                warmup,
+                wanted,
+                ..
+            }) => assert_eq!((committed, measured, warmup, wanted), (48, 48, 0, 100)),
+            r => panic!("branch last {branch_last}: {r:?}"),
+        }
+        assert!(core.finished());
+        let st = core.stats();
+        if branch_last {
+            assert_eq!(st.committed.mispredicts, 1);
+            assert_eq!(st.wrong_path_fetched, 20);
+        } else {
+            assert_eq!((st.all.l1i, st.wrong_path_fetched), (3, 0), "{st:?}");
+        }
+    }
+}
+
+/// The watchdog's report lists the eight oldest instructions in the ROB: here
+/// the load that waits for memory (after four instructions committed) and
+/// the seven behind it, sequence numbers 4 to 11.
+#[test]
+fn the_watchdog_report_lists_the_eight_oldest_instructions() {
+    let mut cfg = quiet_cfg();
+    cfg.ideal.l1i = true;
+    cfg.core.watchdog_cycles = 1000;
+    cfg.memory_latency = 5000;
+    let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
+    p.at(0x1010).class = OpClass::Load;
+    p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
+    let mut core = Core::new_unvalidated(&cfg, p).unwrap();
+    let e = (0..10_000)
+        .find_map(|_| core.step().err())
+        .expect("the watchdog fires")
+        .to_string();
+    let seqs: Vec<&str> = e
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("rob seq "))
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    assert_eq!(seqs, ["4", "5", "6", "7", "8", "9", "10", "11"], "{e}");
+}
+
+/// The global history is repaired after a misprediction, so a branch that
+/// repeats the outcome of the branch before it is predicted from the history
+/// even after that one mispredicted: in a 16-instruction loop, B1 (0x1010)
+/// goes either way at random and B2 (0x1020) the way B1 went. B1 mispredicts
+/// about half of its 2131 runs in the window and B2 seldom: 1132
+/// mispredictions in all (measured), between 40 % and 60 % of B1's runs. A
+/// history wrong after B1's misprediction (not restored, its last bit lost
+/// or wrong, or checkpointed as 0) makes B2 a coin flip too: 1582 to 2152.
+#[test]
+fn a_branch_repeating_a_mispredicted_one_is_predicted_from_the_repaired_history() {
+    let cfg = quiet_cfg();
+    let mut p = Prog::segments(&[(0x1000, 16)], BranchKind::DirectJump);
+    for (pc, target) in [(0x1010, 0x1018), (0x1020, 0x1028)] {
+        let b = p.at(pc);
+        b.class = OpClass::Branch;
+        b.branch = Some(BranchKind::Conditional);
+        b.target = target;
+    }
+    let (mut flip, mut last) = (coin_flips(0x2545_f491_4f6c_dd1d), true);
+    p.taken = Box::new(move |pc, n| {
+        if pc == 0x1010 {
+            last = flip(pc, n);
+        }
+        last
+    });
+    let (_, st) = cycles_for(&cfg, p, 3200, 32_000);
+    // three branches an iteration: B1, B2 and the loop's jump
+    let b1 = st.branches / 3;
+    assert_eq!(b1, 2131);
+    let m = st.committed.mispredicts;
+    assert!(
+        m * 10 > b1 * 4 && m * 10 < b1 * 6,
+        "{m} mispredictions, {b1} runs of B1"
+    );
+}
+
+/// A misprediction or a decode redirect leaves the return stack as the
+/// committed path has it. A calls O (push 0x1020), O calls F (push 0x2020),
+/// F returns to 0x2040, not to 0x2020 (mispredicted), and O returns from
+/// there to 0x1020: the repair after F's return pops F's entry, so O's
+/// return is predicted right. With a one-entry BTB every call (and the loop's
+/// jump) misses the BTB and is redirected at decode, whose repair pushes the
+/// call's return address again: of 5000 branches (1000 iterations), 1000 mispredict (F's returns)
+/// and 3000 are redirected at decode.
+#[test]
+fn a_mispredicted_return_and_redirected_calls_leave_the_return_stack_right() {
+    let mut cfg = quiet_cfg();
+    cfg.bpred.btb_entries = 1;
+    cfg.bpred.btb_ways = 1;
+    let mut p = Prog::segments(
+        &[
+            (0x1000, 8),
+            (0x2000, 8),
+            (0x3000, 8),
+            (0x2040, 8),
+            (0x1020, 8),
+        ],
+        BranchKind::DirectJump,
+    );
+    p.at(0x101c).branch = Some(BranchKind::DirectCall);
+    p.at(0x201c).branch = Some(BranchKind::DirectCall);
+    p.at(0x301c).branch = Some(BranchKind::Return);
+    p.at(0x205c).branch = Some(BranchKind::Return);
+    let (_, st) = cycles_for(&cfg, p, 4000, 40_000);
+    assert_eq!(st.branches, 5000);
+    assert_eq!(st.committed.mispredicts, 1000);
+    assert_eq!(st.fe_redirects, 3000);
+}
+
+/// The next sequential pc is `pc + size`: a loop of 63 two-byte instructions
+/// and a two-byte jump (32 to a line), with every idealisation on, runs at
+/// the full width of four, 6400 instructions in 1600 cycles (a fetch that
+/// took them for four bytes would end its group after each).
+#[test]
+fn a_loop_of_two_byte_instructions_runs_at_full_width() {
+    let mut cfg = quiet_cfg();
+    cfg.ideal.set_all(true);
+    let mut code: Vec<Instr> = (0..64)
+        .map(|k| Instr::plain_alu(0x1000 + 2 * k, 2))
+        .collect();
+    let j = &mut code[63];
+    j.class = OpClass::Branch;
+    j.branch = Some(BranchKind::DirectJump);
+    j.taken = true;
+    j.target = 0x1000;
+    let src = Listing {
+        repeat: true,
+        ..Listing::new(code)
+    };
+    let mut core = Core::new(&cfg, src).unwrap();
+    core.set_warmup(640);
+    run_checked(&mut core, &cfg, 6400, 100_000);
+    assert_eq!(core.stats().cycles, 1600);
+}
+
+/// Fetch keeps at most `fmt_rows - 1` branches in flight: with 4 rows, a
+/// loop of one ALU operation and a jump, three times, never has more than 3
+/// (and has 3).
+#[test]
+fn branches_in_flight_stop_at_the_fmt_rows_less_one() {
+    let mut cfg = quiet_cfg();
+    cfg.ideal.set_all(true);
+    cfg.core.fmt_rows = 4;
+    let p = Prog::segments(
+        &[(0x1000, 2), (0x1010, 2), (0x1020, 2)],
+        BranchKind::DirectJump,
+    );
+    let mut core = Core::new(&cfg, p).unwrap();
+    let mut m = Mirror::new(&cfg);
+    let mut most = 0;
+    for _ in 0..2000 {
+        let ev = *core.step().unwrap();
+        m.step(&ev).unwrap();
+        most = most.max(core.branches_in_flight());
+    }
+    assert_eq!(most, 3);
+}
+
+/// The fetch queue holds exactly its entries: behind a load that waits for
+/// memory the ROB and the fetch queue fill with branches (jumps to the next
+/// instruction, counted by the rows: 256 of them), and stay full once it
+/// commits (four commit, four dispatch, four are fetched a cycle): 128 + 16
+/// = 144 branches in flight at most.
+#[test]
+fn the_rob_and_the_fetch_queue_hold_144_branches() {
+    let mut cfg = quiet_cfg();
+    cfg.ideal.l1i = true;
+    cfg.ideal.bpred = true;
+    cfg.core.fmt_rows = 256;
+    let mut p = Prog::segments(&[(0x1000, 1024)], BranchKind::DirectJump);
+    p.at(0x1000).class = OpClass::Load;
+    for k in 1..1023u64 {
+        let j = p.at(0x1000 + 4 * k);
+        j.class = OpClass::Branch;
+        j.branch = Some(BranchKind::DirectJump);
+        j.target = 0x1000 + 4 * k + 4;
+    }
+    p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
+    let mut core = Core::new(&cfg, p).unwrap();
+    let mut m = Mirror::new(&cfg);
+    let mut most = 0;
+    for _ in 0..1000 {
+        let ev = *core.step().unwrap();
+        m.step(&ev).unwrap();
+        most = most.max(core.branches_in_flight());
+    }
+    assert_eq!(cfg.core.fetch_queue_entries(), 16);
+    assert_eq!(most, 128 + 16);
+}
+
+/// Cold code misses the L1I and the L2 once a line, and fetch waits on
+/// memory (`l2i`, never `l1i`) for every line: 4096 instructions, 256 lines
+/// of 16, committed from a cold start with each line's miss charged once (the
+/// line after them is fetched too: 257 on all paths). The instruction that
+/// waited is each line's first, dispatched first in its group (the
+/// queue empties while fetch waits): `dispatched_imiss` is 1 in 256 bundles
+/// and 0 in all others.
+#[test]
+fn cold_code_waits_on_memory_once_a_line() {
+    let cfg = quiet_cfg();
+    let p = Prog::segments(&[(0x10_0000, 16384)], BranchKind::DirectJump);
+    let mut core = Core::new(&cfg, p).unwrap();
+    let mut m = Mirror::new(&cfg);
+    let (mut stall, mut imiss) = ([0u64; 4], [0u64; 2]);
+    while core.counted_retired() < 4096 {
+        let ev = *core.step().unwrap();
+        m.step(&ev).unwrap();
+        stall[ev.fetch_stall as usize] += 1;
+        match ev.dispatched_imiss {
+            0 | 1 => imiss[ev.dispatched_imiss as usize] += 1,
+            b => panic!("dispatched_imiss {b:#b}"),
+        }
+    }
+    let st = core.stats();
+    assert_eq!((st.committed.l1i, st.committed.l2i), (256, 256));
+    assert_eq!((st.all.l1i, st.all.l2i), (257, 257));
+    assert_eq!(stall[FetchStall::L1i as usize], 0);
+    assert!(stall[FetchStall::L2i as usize] > 256 * 259, "{stall:?}");
+    assert_eq!(imiss[1], 256);
+}
+
+/// An idealised L2 on the instruction side still installs the code it
+/// serves, so the data side finds it there: a loop of 64 instructions whose
+/// four loads each read their own instruction's line misses the L1D four
+/// times and the L2 never (from a cold start).
+#[test]
+fn code_fetched_through_an_ideal_l2i_is_in_the_l2_for_loads() {
+    let mut cfg = quiet_cfg();
+    cfg.ideal.l2i = true;
+    let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
+    for k in 0..4u64 {
+        p.at(0x1000 + 64 * k).class = OpClass::Load;
+    }
+    p.addr = Box::new(|pc, _| pc);
+    let (_, st) = cycles_for(&cfg, p, 0, 640);
+    assert_eq!((st.all.l1d, st.all.l2d), (4, 0), "{:?}", st.all);
+}
+
+/// A load of a line that the L2 is still bringing from memory (for someone
+/// else) waits on memory: in cold code, the last instruction of each line
+/// loads the next line, which fetch has just requested from memory, so the
+/// load finds it pending in the L2 and waits at the ROB head as `l2d` (never
+/// `l1d`), although it made no L2 miss itself.
+#[test]
+fn a_load_of_a_line_on_its_way_from_memory_waits_as_l2d() {
+    let cfg = quiet_cfg();
+    let mut p = Prog::segments(&[(0x10_0000, 16384)], BranchKind::DirectJump);
+    for k in 0..256u64 {
+        p.at(0x10_0000 + 64 * k + 60).class = OpClass::Load;
+    }
+    p.addr = Box::new(|pc, _| pc + 4);
+    let mut core = Core::new(&cfg, p).unwrap();
+    let heads = run_checked(&mut core, &cfg, 4096, 1_000_000);
+    let st = core.stats();
+    assert_eq!((st.all.l1d, st.all.l2d), (256, 0), "{:?}", st.all);
+    assert_eq!(heads[HeadCause::L1d as usize], 0, "{heads:?}");
+    assert!(heads[HeadCause::L2d as usize] > 256 * 200, "{heads:?}");
+}
+
+/// [`load_chain`] of 63 loads, each to the line after the one before.
+fn consecutive_lines() -> Prog {
+    let mut p = load_chain(64);
+    let mut line = 0u64;
+    p.addr = Box::new(move |_, _| {
+        line += 1;
+        0x1000_0000 + line * 64
+    });
+    p
+}
+
+/// A prefetch needs a free L1 MSHR: with one, held by the demand miss that
+/// triggers the next-line prefetch, no prefetch is made, and each of a
+/// chain of loads to consecutive lines misses: 630 misses for 630 loads.
+#[test]
+fn a_prefetch_without_a_free_mshr_is_dropped() {
+    let mut cfg = quiet_cfg();
+    cfg.prefetch.kind = crate::config::PrefetchKind::NextLine;
+    cfg.l1d.mshrs = 1;
+    let (_, st) = cycles_for(&cfg, consecutive_lines(), 128, 640);
+    assert_eq!(st.instructions - st.branches, 630);
+    assert_eq!(st.all.l1d, 630);
+}
+
+/// A prefetch from memory arrives 2 + 9 + 250 = 261 cycles after it starts,
+/// as a demand miss: in a chain of loads to consecutive lines with tagged
+/// prefetching, each line is prefetched when the load before it issues
+/// (its first use of a prefetched line) and each load issues when the one
+/// before has its data, so two loads take 261 cycles: 630 in 82 215.
+#[test]
+fn a_prefetched_line_arrives_after_the_latency_of_a_miss() {
+    let mut cfg = quiet_cfg();
+    cfg.prefetch.kind = crate::config::PrefetchKind::Tagged;
+    let (cycles, st) = cycles_for(&cfg, consecutive_lines(), 1280, 640);
+    assert_eq!(st.all.l1d, 0);
+    assert_eq!(cycles, 630 / 2 * 261);
+}
+
+/// [`Prog`] whose wrong-path loads read new lines (its own give address 0).
+struct WrongPathLoads {
+    p: Prog,
+    lines: u64,
+}
+
+impl InstrSource for WrongPathLoads {
+    fn name(&self) -> &str {
+        "wrong-path loads"
+    }
+    fn next(&mut self) -> Result<Option<Instr>, SourceError> {
+        self.p.next()
+    }
+    fn wrong_path(&mut self, pc: u64) -> Instr {
+        let mut i = self.p.wrong_path(pc);
+        if i.class == OpClass::Load {
+            self.lines += 1;
+            i.load_addr = 0x3000_0000 + self.lines * 64;
+        }
+        i
+    }
+}
+
+/// Instructions squashed in a cycle do not issue in it: a conditional branch
+/// at 0x1000 goes either way at random, its taken side (0x1080) starting with
+/// eight loads. Predicted taken and not taken, the taken side is a wrong path
+/// fetched the cycle after the branch (fetch ends its group at a predicted
+/// taken branch), so dispatched at the earliest the cycle after it, the cycle
+/// before the branch resolves (it issues the cycle after its dispatch and
+/// executes in one): the squash at the start of the resolving cycle removes
+/// those loads before they issue. Given addresses of their own on the wrong
+/// path (new lines), they never reach the L1D: 0 misses on all paths (the
+/// committed path's loads have no address).
+#[test]
+fn instructions_squashed_in_a_cycle_do_not_issue_in_it() {
+    let cfg = quiet_cfg();
+    let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
+    let b = p.at(0x1000);
+    b.class = OpClass::Branch;
+    b.branch = Some(BranchKind::Conditional);
+    b.target = 0x1080;
+    for k in 0..8u64 {
+        p.at(0x1080 + 4 * k).class = OpClass::Load;
+    }
+    p.taken = coin_flips(77);
+    let mut core = Core::new(&cfg, WrongPathLoads { p, lines: 0 }).unwrap();
+    core.set_warmup(2000);
+    run_checked(&mut core, &cfg, 20_000, 1_000_000);
+    let st = core.stats();
+    assert!(
+        st.all.mispredicts > 100 && st.wrong_path_dispatched > 1000,
+        "{st:?}"
+    );
+    assert_eq!(st.all.l1d, 0);
+}
+
+/// Runs cold code laid out as 8-instruction blocks, block `k` in the last 32
+/// bytes of the `gap` bytes from 0x10_0000 + `k` * `stride` (the end of a
+/// line or a page), each ending with a jump to the next block; the BTB has
+/// never seen the jumps, so fetch goes on sequentially and decode redirects
+/// it. Returns the bundles' fetch stalls (by `FetchStall`) and the core,
+/// after `n` commits.
+fn redirected_blocks(cfg: &Config, gap: u64, stride: u64, n: u64) -> ([u64; 4], Core<Prog>) {
+    let segs: Vec<(u64, usize)> = (0..1024)
+        .map(|k| (0x10_0000 + stride * k + gap - 32, 8))
+        .collect();
+    let mut core = Core::new(cfg, Prog::segments(&segs, BranchKind::DirectJump)).unwrap();
+    let mut m = Mirror::new(cfg);
+    let mut stall = [0u64; 4];
+    while core.counted_retired() < n {
+        let ev = *core.step().unwrap();
+        m.step(&ev).unwrap();
+        stall[ev.fetch_stall as usize] += 1;
+    }
+    (stall, core)
+}
+
+/// A decode redirect into the line that fetch, going on sequentially, has
+/// already requested finds the line in flight: a pending hit, waited for
+/// to its end and reported as the level of that fill. Blocks in the second
+/// half of each line jump to the second half of the next; 1600 instructions
+/// (200 lines, 200 redirects) wait on memory (`l2i`, never `l1i`) for each
+/// line, about 259 cycles; the misses (201 on all paths: the line after the
+/// last too) are the sequential fetch's, so the committed path, which merges
+/// with them, is charged only the first line's (fetched directly).
+#[test]
+fn a_decode_redirect_into_the_line_in_flight_waits_for_it_as_a_pending_hit() {
+    let (stall, core) = redirected_blocks(&quiet_cfg(), 64, 64, 1600);
+    let st = core.stats();
+    assert_eq!(st.fe_redirects, 200);
+    assert_eq!((st.all.l1i, st.committed.l1i), (201, 1), "{st:?}");
+    assert_eq!(stall[FetchStall::L1i as usize], 0, "{stall:?}");
+    assert!(stall[FetchStall::L2i as usize] > 200 * 250, "{stall:?}");
+}
+
+/// A fetch access needs the I-TLB walker, L1I MSHR and L2 MSHR its misses
+/// take, and an access abandoned at a redirect keeps its own until its fill:
+/// blocks at the end of every other line (page), each jumping over the next
+/// one, which fetch requests before decode redirects it. 800 instructions
+/// (100 blocks) take 26 304 cycles with 4 L1I and 16 L2 MSHRs (the two
+/// misses of a block overlap); with one L1I MSHR or one L2 MSHR, the
+/// redirected fetch's miss waits for the abandoned one's: 51 648. With the
+/// L1I ideal, blocks at the end of every other page take 3404 cycles with the
+/// two I-TLB walkers, 6077 with one.
+#[test]
+fn a_redirected_fetch_waits_for_the_mshr_or_walker_an_abandoned_miss_holds() {
+    for (set, want) in [
+        ("l1i.mshrs=4", 26_304),
+        ("l1i.mshrs=1", 51_648),
+        ("l2.mshrs=1", 51_648),
+        ("itlb.walkers=2", 3404),
+        ("itlb.walkers=1", 6077),
+    ] {
+        let mut cfg = quiet_cfg();
+        cfg.set(set).unwrap();
+        let stride = if set.starts_with("itlb") {
+            cfg.ideal.itlb = false;
+            cfg.ideal.l1i = true;
+            4096
+        } else {
+            64
+        };
+        let (_, core) = redirected_blocks(&cfg, stride, 2 * stride, 800);
+        assert_eq!(core.stats().fe_redirects, 100, "{set}");
+        assert_eq!(core.stats().cycles, want, "{set}");
+    }
+}
+
+/// An instruction fetch that misses the L1I and hits the L2 needs no L2 MSHR:
+/// a 16 KB loop (it misses the 8 KB L1I on every line, hits the L2 once warm)
+/// with one L2 MSHR, which its loads (one every 64 instructions, each to a new
+/// line) hold one after the other, runs at the loads' pace, 261 cycles each:
+/// 128 loads in 8192 instructions take 33 408 cycles.
+#[test]
+fn an_instruction_fetch_that_hits_the_l2_needs_no_l2_mshr() {
+    let mut cfg = quiet_cfg();
+    cfg.l2.mshrs = 1;
+    let mut p = Prog::segments(&[(0x10_0000, 4096)], BranchKind::DirectJump);
+    for k in 0..64u64 {
+        p.at(0x10_0000 + 256 * k).class = OpClass::Load;
+    }
+    p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
+    let (cycles, st) = cycles_for(&cfg, p, 8192, 8192);
+    assert_eq!((st.all.l1i, st.all.l2i, st.all.l2d), (512, 0, 128));
+    assert_eq!(cycles, 128 * 261);
+}
+
+/// Fetch waiting for a line that the L2 is bringing from memory for a load
+/// waits on memory (`l2i`): in cold code, each line ends with five chained
+/// divides (100 cycles) and a load, fed by them, of the line after the next,
+/// so the load requests that line from memory before fetch gets there and
+/// fetch then finds it on its way. Fetch waits on `l2i` and never `l1i`,
+/// though the code side misses the L2 only twice (the first two lines).
+#[test]
+fn fetch_waiting_for_a_line_a_load_brings_from_memory_waits_as_l2i() {
+    let mut p = Prog::segments(&[(0x10_0000, 16384)], BranchKind::DirectJump);
+    for k in 0..1024u64 {
+        let line = 0x10_0000 + 64 * k;
+        for d in 0..5u64 {
+            let i = p.at(line + 40 + 4 * d);
+            i.class = OpClass::Div;
+            i.srcs = [if d == 0 { 0 } else { 9 }, 0, 0, 0];
+            i.dsts = [9, 0];
+        }
+        let l = p.at(line + 60);
+        l.class = OpClass::Load;
+        l.srcs = [9, 0, 0, 0];
+    }
+    p.addr = Box::new(|pc, _| pc + 68);
+    let cfg = quiet_cfg();
+    let mut core = Core::new(&cfg, p).unwrap();
+    let mut m = Mirror::new(&cfg);
+    let mut stall = [0u64; 4];
+    while core.counted_retired() < 4096 {
+        let ev = *core.step().unwrap();
+        m.step(&ev).unwrap();
+        stall[ev.fetch_stall as usize] += 1;
+    }
+    assert_eq!(core.stats().all.l2i, 2);
+    assert_eq!(stall[FetchStall::L1i as usize], 0, "{stall:?}");
+    assert!(stall[FetchStall::L2i as usize] > 256 * 150, "{stall:?}");
+}
+
+/// The stream digest tells apart streams that differ in one field of one
+/// instruction (its pc, its next pc, its address or its class) or in an
+/// earlier instruction: 16 ALU operations at different pcs, 16 jumps to
+/// different targets, 64 loads of addresses of one bit each, the seven
+/// classes at one pc (the branch not taken, the memory operations without
+/// an address) alone and after each of three instructions, and 16 different
+/// instructions each followed by one same instruction: 140 streams, one of
+/// them twice (the ALU operation at 0x1000, a pc and a class), so 139
+/// digests; and a stream's digest is a function of the stream.
+#[test]
+fn the_stream_digest_tells_apart_streams_that_differ_in_one_field() {
+    let digest = |code: Vec<Instr>| {
+        let n = code.len() as u64;
+        let mut core = Core::new(&quiet_cfg(), Listing::new(code)).unwrap();
+        assert!(core.run(n, &mut []).is_ok());
+        core.stream_digest()
+    };
+    let at = |pc: u64| alu(pc);
+    let jump = |target: u64| Instr {
+        class: OpClass::Branch,
+        branch: Some(BranchKind::DirectJump),
+        taken: true,
+        target,
+        ..at(0x1000)
+    };
+    let load = |addr: u64| Instr {
+        class: OpClass::Load,
+        load_addr: addr,
+        ..at(0x1000)
+    };
+    let class = |c: OpClass| Instr {
+        class: c,
+        branch: (c == OpClass::Branch).then_some(BranchKind::Conditional),
+        target: 0x1040,
+        ..at(0x1000)
+    };
+    let mut streams: Vec<Vec<Instr>> = vec![];
+    for k in 0..16u64 {
+        streams.push(vec![at(0x1000 + 4 * k)]);
+        streams.push(vec![jump(0x2000 + 0x40 * k)]);
+        streams.push(vec![at(0x3000 + 0x40 * k), at(0x1000)]);
+    }
+    for b in 0..64 {
+        streams.push(vec![load(1 << b)]);
+    }
+    for c in [
+        OpClass::Alu,
+        OpClass::Mul,
+        OpClass::Div,
+        OpClass::Fp,
+        OpClass::Load,
+        OpClass::Store,
+        OpClass::Branch,
+    ] {
+        streams.push(vec![class(c)]);
+        for before in [0x5000, 0x6000, 0x7000] {
+            streams.push(vec![at(before), class(c)]);
+        }
+    }
+    let mut digests: Vec<u64> = streams.iter().map(|s| digest(s.clone())).collect();
+    assert_eq!(digests[0], digest(streams[0].clone()));
+    digests.sort();
+    digests.dedup();
+    assert_eq!((streams.len(), digests.len()), (140, 139));
+}
+
+/// A load that cannot start for want of an MSHR is tried again when a fill
+/// changes what the caches hold, not only when an MSHR frees: with the
+/// instruction side's L2 ideal (fetch installs its lines without an MSHR) and
+/// one L2 MSHR, every 256 instructions of cold code load A misses to memory,
+/// holding the MSHR for 259 cycles, and load B after it reads the code line
+/// three lines on: B misses the L2 and cannot start, fetch installs that
+/// line some 30 cycles later, and B starts then, long before A's MSHR frees.
+/// So B is done when A commits, and the ROB head never waits on it (`l1d`,
+/// its line coming from the L2): 32 pairs in 8192 instructions, the head
+/// waits `l2d` (on A) and never `l1d`.
+#[test]
+fn a_load_without_an_mshr_starts_when_a_fill_brings_its_line() {
+    let mut cfg = quiet_cfg();
+    cfg.ideal.l2i = true;
+    cfg.l2.mshrs = 1;
+    let mut p = Prog::segments(&[(0x10_0000, 16384)], BranchKind::DirectJump);
+    for k in 0..64u64 {
+        p.at(0x10_0000 + 1024 * k).class = OpClass::Load;
+        p.at(0x10_0000 + 1024 * k + 4).class = OpClass::Load;
+    }
+    p.addr = Box::new(|pc, n| {
+        if pc % 1024 == 0 {
+            0x1000_0000 + n * 64
+        } else {
+            pc + 188
+        }
+    });
+    let mut core = Core::new(&cfg, p).unwrap();
+    let heads = run_checked(&mut core, &cfg, 8192, 1_000_000);
+    let st = core.stats();
+    assert_eq!((st.all.l1d, st.all.l2d), (64, 32), "{:?}", st.all);
+    assert_eq!(heads[HeadCause::L1d as usize], 0, "{heads:?}");
+    assert!(heads[HeadCause::L2d as usize] > 32 * 250, "{heads:?}");
 }
