@@ -897,7 +897,15 @@ impl<S: InstrSource> Core<S> {
                 (t, Level::Next)
             } else {
                 match self.l2.access(a).0 {
-                    Lookup::Present { ready, level } => (t.max(ready), level.max_next()),
+                    // from the L2, unless its line is still on its way from
+                    // memory (as for a demand miss, `l2_access`)
+                    Lookup::Present { ready, level } => {
+                        if ready > t && level == Level::Memory {
+                            (ready, Level::Memory)
+                        } else {
+                            (t.max(ready), Level::Next)
+                        }
+                    }
                     Lookup::Miss => {
                         if !self.l2.mshr_free(now) {
                             continue;
@@ -1447,19 +1455,6 @@ impl<S: InstrSource> Core<S> {
             );
         }
         s
-    }
-}
-
-trait MaxNext {
-    fn max_next(self) -> Level;
-}
-impl MaxNext for Level {
-    fn max_next(self) -> Level {
-        if self == Level::Memory {
-            Level::Memory
-        } else {
-            Level::Next
-        }
     }
 }
 
