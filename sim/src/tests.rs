@@ -1155,6 +1155,21 @@ fn misses_to_memory_serialise_on_a_single_mshr_at_261_cycles_each() {
     }
 }
 
+/// The quiet machine with one D-TLB walker and the L1D ideal (`walker`), or
+/// one L1D MSHR and the L2 ideal: one resource a miss must hold.
+fn one_walker_or_l1_mshr(walker: bool) -> Config {
+    let mut cfg = quiet_cfg();
+    if walker {
+        cfg.ideal.l1d = true;
+        cfg.ideal.dtlb = false;
+        cfg.dtlb.walkers = 1;
+    } else {
+        cfg.ideal.l2d = true;
+        cfg.l1d.mshrs = 1;
+    }
+    cfg
+}
+
 /// A load that hits does not wait for the MSHR or the page walker its
 /// neighbours' misses hold: a loop of one independent load to a new line on
 /// a new page, 62 loads in a chain on one line, and a jump takes the chain's
@@ -1164,15 +1179,7 @@ fn misses_to_memory_serialise_on_a_single_mshr_at_261_cycles_each() {
 #[test]
 fn a_load_that_hits_does_not_wait_for_a_free_mshr_or_walker() {
     for walker in [false, true] {
-        let mut cfg = quiet_cfg();
-        if walker {
-            cfg.ideal.l1d = true;
-            cfg.ideal.dtlb = false;
-            cfg.dtlb.walkers = 1;
-        } else {
-            cfg.ideal.l2d = true;
-            cfg.l1d.mshrs = 1;
-        }
+        let cfg = one_walker_or_l1_mshr(walker);
         let mut p = load_chain(64);
         let i = p.at(0x1000);
         i.srcs = [0; 4];
@@ -1200,15 +1207,7 @@ fn a_load_that_hits_does_not_wait_for_a_free_mshr_or_walker() {
 #[test]
 fn a_single_walker_or_l1_mshr_serialises_the_misses_that_need_it() {
     for walker in [false, true] {
-        let mut cfg = quiet_cfg();
-        if walker {
-            cfg.ideal.l1d = true;
-            cfg.ideal.dtlb = false;
-            cfg.dtlb.walkers = 1;
-        } else {
-            cfg.ideal.l2d = true;
-            cfg.l1d.mshrs = 1;
-        }
+        let cfg = one_walker_or_l1_mshr(walker);
         let mut p = new_lines(OpClass::Load);
         p.addr = Box::new(|_, n| 0x1000_0000 + n * 0x1040);
         let mut core = Core::new(&cfg, p).unwrap();
