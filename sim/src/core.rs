@@ -866,13 +866,7 @@ impl<S: InstrSource> Core<S> {
             return (hit_at, Level::Next);
         }
         match self.l2.access(addr).0 {
-            Lookup::Present { ready, level } => {
-                if ready > hit_at && level == Level::Memory {
-                    (ready, Level::Memory)
-                } else {
-                    (hit_at.max(ready), Level::Next)
-                }
-            }
+            Lookup::Present { ready, level } => from_l2(hit_at, ready, level),
             Lookup::Miss => {
                 *miss |= M_L2D;
                 let arr = hit_at + self.g.mem_lat;
@@ -897,15 +891,7 @@ impl<S: InstrSource> Core<S> {
                 (t, Level::Next)
             } else {
                 match self.l2.access(a).0 {
-                    // from the L2, unless its line is still on its way from
-                    // memory (as for a demand miss, `l2_access`)
-                    Lookup::Present { ready, level } => {
-                        if ready > t && level == Level::Memory {
-                            (ready, Level::Memory)
-                        } else {
-                            (t.max(ready), Level::Next)
-                        }
-                    }
+                    Lookup::Present { ready, level } => from_l2(t, ready, level),
                     Lookup::Miss => {
                         if !self.l2.mshr_free(now) {
                             continue;
@@ -1455,6 +1441,19 @@ impl<S: InstrSource> Core<S> {
             );
         }
         s
+    }
+}
+
+/// An access reaching the L2 at `at` finds its line present (filled by
+/// `ready`, from `level`): the arrival cycle and the level waited on. The L2's
+/// own hit, unless the line is still on its way from memory (then memory, as
+/// for the miss that fetches it). Demand misses (`l2_access`) and prefetches
+/// (`prefetch`) both decide so.
+fn from_l2(at: u64, ready: u64, level: Level) -> (u64, Level) {
+    if ready > at && level == Level::Memory {
+        (ready, Level::Memory)
+    } else {
+        (at.max(ready), Level::Next)
     }
 }
 

@@ -536,11 +536,9 @@ fn a_return_with_an_empty_ras_is_never_predicted_from_the_btb() {
     assert_eq!(st.committed.mispredicts, st.branches, "{st:?}");
 }
 
-/// The watchdog lets a run go `core.watchdog_cycles` cycles without a commit
-/// and stops it in the last of them, not one earlier: four instructions
-/// commit, then a load waits 5000 cycles for memory with a watchdog of 1000.
-#[test]
-fn the_watchdog_fires_after_exactly_its_cycles_without_a_commit() {
+/// A core whose fifth instruction, a load, waits 5000 cycles for memory,
+/// with a watchdog of 1000 cycles (so the watchdog fires first).
+fn stuck_on_a_load() -> Core<Prog> {
     let mut cfg = quiet_cfg();
     cfg.ideal.l1i = true;
     cfg.core.watchdog_cycles = 1000;
@@ -548,7 +546,15 @@ fn the_watchdog_fires_after_exactly_its_cycles_without_a_commit() {
     let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
     p.at(0x1010).class = OpClass::Load;
     p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
-    let mut core = Core::new_unvalidated(&cfg, p).unwrap();
+    Core::new_unvalidated(&cfg, p).unwrap()
+}
+
+/// The watchdog lets a run go `core.watchdog_cycles` cycles without a commit
+/// and stops it in the last of them, not one earlier: four instructions
+/// commit, then a load waits 5000 cycles for memory with a watchdog of 1000.
+#[test]
+fn the_watchdog_fires_after_exactly_its_cycles_without_a_commit() {
+    let mut core = stuck_on_a_load();
     let mut last_commit = None;
     let stopped_in = (0..10_000u64)
         .find(|&t| {
@@ -1420,14 +1426,7 @@ fn a_source_that_ends_runs_to_its_last_instruction_and_reports_it() {
 /// the seven behind it, sequence numbers 4 to 11.
 #[test]
 fn the_watchdog_report_lists_the_eight_oldest_instructions() {
-    let mut cfg = quiet_cfg();
-    cfg.ideal.l1i = true;
-    cfg.core.watchdog_cycles = 1000;
-    cfg.memory_latency = 5000;
-    let mut p = Prog::segments(&[(0x1000, 64)], BranchKind::DirectJump);
-    p.at(0x1010).class = OpClass::Load;
-    p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
-    let mut core = Core::new_unvalidated(&cfg, p).unwrap();
+    let mut core = stuck_on_a_load();
     let e = (0..10_000)
         .find_map(|_| core.step().err())
         .expect("the watchdog fires")
