@@ -233,6 +233,127 @@ mod tests {
         }
     }
 
+    /// Every item of both variants for widths that are all off their
+    /// defaults, worked out by hand: 8 rows (3-bit row index, 4-bit pointers),
+    /// ROB 100 (7-bit ids, a count of 0..=100 in 7 bits), 5-bit locals, 20-bit
+    /// globals.
+    #[test]
+    fn every_item_of_an_odd_sized_unit_by_hand() {
+        let params = |variant| Params {
+            fmt_rows: 8,
+            rob_entries: 100,
+            local_bits: 5,
+            global_bits: 20,
+            ..p(variant)
+        };
+        // name, count, width, bits, table
+        let rows_fmt = [
+            ("rows.rob_id", 8, 7, 56, true),
+            ("rows.penalty", 8, 5, 40, true),
+            ("rows.l1i_l2i_itlb", 8, 15, 120, true),
+            ("rows.mispredict_done", 8, 2, 16, true),
+        ];
+        let rows_sfmt = [
+            ("rows.rob_id", 8, 7, 56, true),
+            ("rows.penalty", 8, 5, 40, true),
+            ("rows.mispredict_done", 8, 2, 16, true),
+            ("sfmt.shared_i", 3, 5, 15, true),
+            ("sfmt.imiss_bits", 100, 1, 100, true),
+        ];
+        let shared = [
+            ("pointers", 3, 4, 12, false),
+            ("rob.head_tail", 2, 7, 14, false),
+            ("rob.count", 1, 7, 7, false),
+            ("flags.refilling_refill_pending", 2, 1, 2, false),
+            ("globals.counters", 10, 20, 200, false),
+            ("globals.overflow", 10, 1, 10, false),
+            ("flags.saturated", 1, 1, 1, false),
+            // valid 1 + bundle index 64 + field 4 + rule 4
+            ("error.latch", 1, 73, 73, false),
+            ("error.bundle_counter", 1, 64, 64, false),
+        ];
+        // tables: 56 + 40 + 120 + 16 = 232 and 56 + 40 + 16 + 15 + 100 = 227;
+        // shared: 12 + 14 + 7 + 2 + 200 + 10 + 1 + 73 + 64 = 383
+        for (variant, rows, table, total) in [
+            (Variant::Fmt, &rows_fmt[..], 232, 615),
+            (Variant::Sfmt, &rows_sfmt[..], 227, 610),
+        ] {
+            let c = cost(&params(variant)).unwrap();
+            let want: Vec<Item> = rows
+                .iter()
+                .chain(&shared)
+                .map(|&(name, count, width, bits, table)| Item {
+                    name,
+                    count,
+                    width,
+                    bits,
+                    table,
+                })
+                .collect();
+            assert_eq!(c.items, want, "{variant}");
+            assert_eq!((c.table_bits, c.total_bits), (table, total), "{variant}");
+            assert_eq!((c.variant, c.params), (variant, params(variant)));
+        }
+    }
+
+    /// The largest unit: 256 rows (9-bit pointers), ROB 4096 (12-bit ids, a
+    /// count of 0..=4096 in 13 bits), 32-bit locals, 64-bit globals.
+    #[test]
+    fn the_largest_unit_by_hand() {
+        let params = |variant| Params {
+            fmt_rows: 256,
+            rob_entries: 4096,
+            local_bits: 32,
+            global_bits: 64,
+            ..p(variant)
+        };
+        // shared: 27 + 24 + 13 + 2 + 640 + 10 + 1 + 73 + 64 = 854
+        let f = cost(&params(Variant::Fmt)).unwrap();
+        // 3072 + 8192 + 24576 + 512
+        assert_eq!(f.table_bits, 36352);
+        assert_eq!(f.total_bits, 36352 + 854);
+        let s = cost(&params(Variant::Sfmt)).unwrap();
+        // 3072 + 8192 + 512 + 96 + 4096
+        assert_eq!(s.table_bits, 15968);
+        assert_eq!(s.total_bits, 15968 + 854);
+        assert_eq!(s.bits_of("rob.count"), 13);
+        assert_eq!(s.bits_of("pointers"), 27);
+    }
+
+    /// The printed table: one line per item (name, count, width, bits, and
+    /// whether it is part of the table), then the two totals.
+    #[test]
+    fn cost_prints_every_item_and_both_totals() {
+        let params = Params {
+            fmt_rows: 8,
+            rob_entries: 100,
+            local_bits: 5,
+            global_bits: 20,
+            ..p(Variant::Sfmt)
+        };
+        let text = cost(&params).unwrap().to_string();
+        let want = "\
+sfmt storage (fmt_rows 8, rob_entries 100, local_bits 5, global_bits 20):
+  rows.rob_id                          8 x   7 =      56 bits  (table)
+  rows.penalty                         8 x   5 =      40 bits  (table)
+  rows.mispredict_done                 8 x   2 =      16 bits  (table)
+  sfmt.shared_i                        3 x   5 =      15 bits  (table)
+  sfmt.imiss_bits                    100 x   1 =     100 bits  (table)
+  pointers                             3 x   4 =      12 bits
+  rob.head_tail                        2 x   7 =      14 bits
+  rob.count                            1 x   7 =       7 bits
+  flags.refilling_refill_pending       2 x   1 =       2 bits
+  globals.counters                    10 x  20 =     200 bits
+  globals.overflow                    10 x   1 =      10 bits
+  flags.saturated                      1 x   1 =       1 bits
+  error.latch                          1 x  73 =      73 bits
+  error.bundle_counter                 1 x  64 =      64 bits
+  table total                                            227 bits
+  unit total                                             610 bits
+";
+        assert_eq!(text, want);
+    }
+
     #[test]
     fn cost_serializes_with_totals() {
         let c = cost(&p(Variant::Sfmt)).unwrap();

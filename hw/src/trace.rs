@@ -33,3 +33,41 @@ impl Unit {
         t.cycle(self, ev);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use events::{Counter, Params};
+
+    /// What a tracer saw: the bundle counter and `cycles` of the unit it was
+    /// shown, and the bundle's `fetched_branches`.
+    struct Seen(Vec<(u64, u64, u8)>);
+
+    impl Tracer for Seen {
+        fn cycle(&mut self, unit: &Unit, ev: &CycleEvents) {
+            let cycles = unit.view().counters.get(Counter::Cycles);
+            self.0
+                .push((unit.latch().bundles, cycles, ev.fetched_branches));
+        }
+    }
+
+    /// `step_traced` steps the unit, then shows the tracer the committed
+    /// state with the bundle that drove it, once per cycle.
+    #[test]
+    fn the_tracer_sees_each_cycle_after_it_is_committed() {
+        let mut u = Unit::new(Params::default()).unwrap();
+        let mut t = Seen(Vec::new());
+        for n in [2u8, 0, 1] {
+            let ev = CycleEvents {
+                fetched_branches: n,
+                ..CycleEvents::idle()
+            };
+            u.step_traced(&ev, &mut t);
+        }
+        assert_eq!(t.0, [(1, 1, 2), (2, 2, 0), (3, 3, 1)]);
+        assert_eq!(u.regs().ftail, 3);
+        // `NoTrace` sees nothing and steps all the same
+        u.step_traced(&CycleEvents::idle(), &mut NoTrace);
+        assert_eq!(u.latch().bundles, 4);
+    }
+}
