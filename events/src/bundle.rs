@@ -362,3 +362,79 @@ pub(crate) fn strict_squash<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Sq
     }
     d.deserialize_any(V)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bundle_err(text: &str) -> String {
+        serde_json::from_str::<CycleEvents>(text)
+            .unwrap_err()
+            .to_string()
+    }
+
+    /// `from_bits` is the inverse of `bits` on every encoding, and refuses
+    /// the first encoding past the last kind.
+    #[test]
+    fn from_bits_inverts_bits_and_refuses_the_next_encoding() {
+        for (i, s) in FetchStall::ALL.into_iter().enumerate() {
+            assert_eq!(s.bits(), i as u8);
+            assert_eq!(FetchStall::from_bits(i as u8), Some(s));
+        }
+        assert_eq!(FetchStall::from_bits(4), None);
+        for (i, h) in HeadCause::ALL.into_iter().enumerate() {
+            assert_eq!(h.bits(), i as u8);
+            assert_eq!(HeadCause::from_bits(i as u8), Some(h));
+        }
+        assert_eq!(HeadCause::from_bits(6), None);
+    }
+
+    /// An unknown name is refused listing every name of its kind, in order,
+    /// separated by commas.
+    #[test]
+    fn an_unknown_kind_name_is_refused_listing_every_name() {
+        assert_eq!(
+            bundle_err(r#"{"fetch_stall":"l3i"}"#),
+            "unknown variant `l3i`, expected one of `none`, `l1i`, `l2i`, `itlb` \
+             at line 1 column 20"
+        );
+        assert_eq!(
+            bundle_err(r#"{"head":"x"}"#),
+            "unknown variant `x`, expected one of `none`, `l1d`, `l2d`, `dtlb`, \
+             `longlat`, `other` at line 1 column 11"
+        );
+    }
+
+    /// `squash` in a form that is neither a name nor an object, a squash
+    /// kind named without its ROB id, and a ROB id of the wrong type are each
+    /// refused saying what is expected.
+    #[test]
+    fn a_squash_of_the_wrong_form_is_refused_saying_what_is_expected() {
+        assert_eq!(
+            bundle_err(r#"{"squash":[1]}"#),
+            r#"invalid type: sequence, expected "none", {"mispredict": ID} or {"flush": ID} at line 1 column 11"#
+        );
+        for kind in ["mispredict", "flush"] {
+            assert_eq!(
+                bundle_err(&format!(r#"{{"squash":"{kind}"}}"#)),
+                format!(
+                    r#"`{kind}` needs a ROB id: {{"{kind}": ID}} at line 1 column {}"#,
+                    12 + kind.len()
+                )
+            );
+        }
+        // a second key is a duplicate only when it repeats the first
+        assert_eq!(
+            bundle_err(r#"{"squash":{"flush":1,"mispredict":2}}"#),
+            "the object form has one key, `mispredict` or `flush`; found more at line 1 column 33"
+        );
+        assert_eq!(
+            bundle_err(r#"{"squash":{"flush":1,"flush":2}}"#),
+            "duplicate key `flush` (every key may occur once) at line 1 column 28"
+        );
+        assert_eq!(
+            bundle_err(r#"{"squash":{"flush":null}}"#),
+            "invalid type: null, expected an integer 0..=65535 at line 1 column 23"
+        );
+    }
+}

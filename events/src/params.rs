@@ -277,4 +277,135 @@ mod tests {
         let e = Params::default().set("fmt_rows", "abc").unwrap_err();
         assert!(e.contains("not a non-negative integer"), "{e}");
     }
+
+    /// Every range of `validate` takes its two ends and refuses the value
+    /// just outside each, naming the parameter, the value and the range.
+    #[test]
+    fn validate_takes_each_range_end_and_refuses_one_past_it() {
+        let cases: [(&str, [u32; 2], [u32; 2], &str); 7] = [
+            ("rob_entries", [2, 4096], [1, 4097], "2..=4096"),
+            ("fmt_rows", [2, 256], [1, 512], "a power of two in 2..=256"),
+            ("local_bits", [1, 32], [0, 33], "1..=32"),
+            ("global_bits", [8, 64], [7, 65], "8..=64"),
+            ("fetch_width", [1, 8], [0, 9], "1..=8"),
+            ("dispatch_width", [1, 8], [0, 9], "1..=8"),
+            ("retire_width", [1, 8], [0, 9], "1..=8"),
+        ];
+        for (name, good, bad, legal) in cases {
+            for v in good {
+                let mut p = Params::default();
+                p.set(name, &v.to_string()).unwrap();
+                assert_eq!(p.validate(), Ok(()), "{name} = {v}");
+            }
+            for v in bad {
+                let mut p = Params::default();
+                p.set(name, &v.to_string()).unwrap();
+                assert_eq!(
+                    p.validate(),
+                    Err(ParamError {
+                        name,
+                        value: v.to_string(),
+                        legal
+                    }),
+                    "{name} = {v}"
+                );
+            }
+        }
+        // the first bad parameter in the order of section 2 is the one named
+        let p = Params {
+            rob_entries: 1,
+            fmt_rows: 3,
+            retire_width: 0,
+            ..Params::default()
+        };
+        assert_eq!(p.validate().unwrap_err().name, "rob_entries");
+        let p = Params {
+            fetch_width: 9,
+            retire_width: 0,
+            ..Params::default()
+        };
+        assert_eq!(p.validate().unwrap_err().name, "fetch_width");
+    }
+
+    /// A value too large for the 32-bit register is refused as illegal in the
+    /// words `validate` uses for that parameter, however many digits it has;
+    /// `legal` gives those words, and `None` for a name `set` does not take.
+    #[test]
+    fn set_refuses_a_value_above_u32_in_the_words_of_its_range() {
+        for (name, legal) in [
+            ("rob_entries", "2..=4096"),
+            ("fmt_rows", "a power of two in 2..=256"),
+            ("local_bits", "1..=32"),
+            ("global_bits", "8..=64"),
+            ("fetch_width", "1..=8"),
+            ("dispatch_width", "1..=8"),
+            ("retire_width", "1..=8"),
+        ] {
+            assert_eq!(Params::legal(name), Some(legal), "{name}");
+            for value in [
+                "4294967296",
+                "18446744073709551616",
+                "0099999999999999999999",
+            ] {
+                let mut p = Params::default();
+                assert_eq!(
+                    p.set(name, value),
+                    Err(format!("parameter `{name}` = {value} is illegal: {legal}")),
+                    "{name}"
+                );
+                assert_eq!(p, Params::default(), "{name}: nothing set");
+            }
+        }
+        assert_eq!(Params::legal("variant"), None);
+        assert_eq!(Params::legal("foo"), None);
+        for value in ["", "-1", "+", "1.5", "4294967296x"] {
+            assert_eq!(
+                Params::default().set("fmt_rows", value),
+                Err(format!(
+                    "parameter `fmt_rows`: `{value}` is not a non-negative integer"
+                )),
+                "`{value}`"
+            );
+        }
+        let mut p = Params::default();
+        p.set("rob_entries", "4294967295").unwrap();
+        assert_eq!(p.rob_entries, u32::MAX);
+    }
+
+    #[test]
+    fn widths_and_masks_follow_the_parameters() {
+        let mut p = Params::default();
+        for (rows, bits) in [(2, 1), (4, 2), (64, 6), (256, 8)] {
+            p.fmt_rows = rows;
+            assert_eq!(p.row_bits(), bits, "fmt_rows {rows}");
+        }
+        for (bits, max) in [(1, 1), (3, 7), (16, 0xffff), (32, 0xffff_ffff)] {
+            p.local_bits = bits;
+            assert_eq!(p.local_max(), max, "local_bits {bits}");
+        }
+        for (bits, mask) in [
+            (8, 0xff),
+            (48, (1u64 << 48) - 1),
+            (63, u64::MAX >> 1),
+            (64, u64::MAX),
+        ] {
+            p.global_bits = bits;
+            assert_eq!(p.global_mask(), mask, "global_bits {bits}");
+        }
+    }
+
+    #[test]
+    fn variants_are_read_and_written_by_name() {
+        for (v, name) in [(Variant::Fmt, "fmt"), (Variant::Sfmt, "sfmt")] {
+            assert_eq!(v.name(), name);
+            assert_eq!(v.to_string(), name);
+            assert_eq!(name.parse::<Variant>(), Ok(v));
+            assert_eq!(Params::default().with_variant(v).variant, v);
+        }
+        assert_eq!(Variant::ALL, [Variant::Fmt, Variant::Sfmt]);
+        assert_eq!(
+            "FMT".parse::<Variant>(),
+            Err("unknown variant `FMT` (expected `fmt` or `sfmt`)".to_string())
+        );
+    }
 }

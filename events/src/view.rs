@@ -348,3 +348,215 @@ pub trait CounterUnit {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A unit that only shows given rows and I-miss bits, for the trait's
+    /// default methods.
+    struct Shown {
+        p: Params,
+        rob_head: u32,
+        rob_count: u32,
+        imiss: Vec<u16>,
+        rows: Vec<RowView>,
+        steps: Vec<CycleEvents>,
+    }
+
+    impl CounterUnit for Shown {
+        fn params(&self) -> &Params {
+            &self.p
+        }
+        fn step(&mut self, ev: &CycleEvents) {
+            self.steps.push(*ev);
+        }
+        fn view(&self) -> UnitView {
+            UnitView {
+                rob_head: self.rob_head,
+                rob_count: self.rob_count,
+                ..UnitView::default()
+            }
+        }
+        fn for_each_row(&self, f: &mut dyn FnMut(usize, RowView)) {
+            for (i, r) in self.rows.iter().enumerate() {
+                f(i, *r);
+            }
+        }
+        fn imiss_bit(&self, rob_id: u16) -> bool {
+            self.imiss.contains(&rob_id)
+        }
+    }
+
+    fn row(i: u32) -> RowView {
+        RowView {
+            dispatched: i % 2 == 1,
+            rob_id: 100 + i as u16,
+            penalty: 10 + i,
+            mispredict: i % 3 == 1,
+            done: i % 3 == 2,
+            l1i: 20 + i,
+            l2i: 30 + i,
+            itlb: 40 + i,
+        }
+    }
+
+    fn shown(rows: u32) -> Shown {
+        Shown {
+            p: Params {
+                rob_entries: 130,
+                ..Params::default()
+            },
+            rob_head: 120,
+            rob_count: 75,
+            imiss: vec![],
+            rows: (0..rows).map(row).collect(),
+            steps: vec![],
+        }
+    }
+
+    /// A packed row keeps every field apart and unpacks to itself.
+    #[test]
+    fn a_row_packs_every_field_apart_and_unpacks_to_itself() {
+        let r = RowView {
+            dispatched: true,
+            rob_id: 0xffff,
+            penalty: 7,
+            mispredict: true,
+            done: true,
+            l1i: 1,
+            l2i: 2,
+            itlb: 3,
+        };
+        assert_eq!(r.pack(), [7, 0x7ffff, 1, 2, 3]);
+        assert_eq!(RowView::unpack(&r.pack()), r);
+        for (flag, bit) in [
+            (
+                RowView {
+                    dispatched: true,
+                    ..RowView::default()
+                },
+                META_DISPATCHED,
+            ),
+            (
+                RowView {
+                    mispredict: true,
+                    ..RowView::default()
+                },
+                META_MISPREDICT,
+            ),
+            (
+                RowView {
+                    done: true,
+                    ..RowView::default()
+                },
+                META_DONE,
+            ),
+        ] {
+            assert_eq!(flag.pack(), [0, bit, 0, 0, 0]);
+            assert_eq!(RowView::unpack(&flag.pack()), flag);
+        }
+    }
+
+    /// The default read-outs: rows in columns (`out[k * n + i]`), the rows
+    /// appended in order, each step of a batch once and in order, and the
+    /// I-miss bits of exactly the live entries across the ROB's wrap.
+    #[test]
+    fn the_default_read_outs_follow_the_rows_and_the_live_entries() {
+        let mut u = shown(3);
+        let mut out = vec![u32::MAX; 20];
+        assert_eq!(u.rows_columns(&mut out), 3);
+        let want: Vec<u32> = (0..5)
+            .flat_map(|k| (0..3).map(move |i| row(i).pack()[k]))
+            .collect();
+        assert_eq!(out[..15], want[..]);
+        assert_eq!(out[15..], [u32::MAX; 5]);
+        let mut rows = vec![row(9)];
+        u.rows_into(&mut rows);
+        assert_eq!(rows, [row(9), row(0), row(1), row(2)]);
+        let evs: Vec<CycleEvents> = (0..3)
+            .map(|i| CycleEvents {
+                retired: i,
+                ..CycleEvents::default()
+            })
+            .collect();
+        u.step_many(&evs);
+        assert_eq!(u.steps, evs);
+        // live: ids 120..=129 and 0..=64; 119 and 65 are not live
+        u.imiss = vec![0, 63, 64, 65, 119, 120, 127, 128, 129];
+        let mut words = [u64::MAX; 4];
+        u.imiss_live_words(&mut words);
+        assert_eq!(
+            words,
+            [1 | 1 << 63, 1 | 1 << (120 - 64) | 1 << (127 - 64), 0b11, 0]
+        );
+    }
+
+    #[test]
+    fn counters_read_their_own_value_and_flag_and_base_may_be_negative() {
+        let mut c = Counters::default();
+        for (i, k) in Counter::ALL.into_iter().enumerate() {
+            assert_eq!(k.idx(), i);
+            c.value[i] = 1 << i;
+        }
+        c.overflow = 1 << Counter::Bpred.idx() | 1 << Counter::Longlat.idx();
+        for k in Counter::ALL {
+            assert_eq!(c.get(k), 1 << k.idx(), "{}", k.name());
+            assert_eq!(
+                c.overflowed(k),
+                matches!(k, Counter::Bpred | Counter::Longlat),
+                "{}",
+                k.name()
+            );
+        }
+        // cycles 1 minus l1i..longlat: 4 + 8 + ... + 512
+        assert_eq!(c.base(), 1 - 1020);
+        c.value[0] = 5000;
+        assert_eq!(c.base(), 5000 - 1020);
+        let names: Vec<_> = Counter::ALL.iter().map(|c| c.name()).collect();
+        assert_eq!(
+            names,
+            ["cycles", "retired", "l1i", "l2i", "itlb", "bpred", "l1d", "l2d", "dtlb", "longlat"]
+        );
+    }
+
+    #[test]
+    fn fields_and_rules_are_named_and_read_back_by_their_codes() {
+        let names: Vec<_> = Field::ALL.iter().map(|f| f.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "fetched_branches",
+                "fe_squash",
+                "dispatched",
+                "dispatched_branches",
+                "dispatched_imiss",
+                "squash",
+                "retired",
+                "head"
+            ]
+        );
+        for (i, f) in Field::ALL.into_iter().enumerate() {
+            assert_eq!(f.bits(), i as u8 + 1);
+            assert_eq!(Field::from_bits(i as u8 + 1), Some(f));
+        }
+        assert_eq!(Field::from_bits(0), None);
+        assert_eq!(Field::from_bits(9), None);
+        let e = ProtocolError {
+            bundle: 12,
+            field: Field::Squash,
+            rule: 9,
+        };
+        assert_eq!(
+            e.to_string(),
+            "protocol violation at cycle 12 (bundle index from 0): field `squash`, rule 9 \
+             (squash names an id not in the ROB, or not a live unmarked dispatched branch)"
+        );
+        let texts: Vec<_> = (0..=10).map(ProtocolError::rule_text).collect();
+        let distinct: std::collections::HashSet<_> = texts.iter().collect();
+        assert_eq!(distinct.len(), 10);
+        assert_eq!(texts[0], "unknown rule");
+        assert_eq!(texts[10], "unknown rule");
+        assert_eq!(texts[8], "dispatch overflows the ROB");
+    }
+}
