@@ -707,7 +707,7 @@ impl Generator {
         self.stall_until = now + len;
         self.stall_squashed = false;
         if kind == 2 && ((r >> 16) as u32 & 0xffff) < self.k.itlb_chain {
-            let k2 = 1 + (r >> 32 & 1) as usize;
+            let k2 = (r >> 32 & 1) as usize;
             let len2 = self.k.imiss_len[k2].draw((r >> 40) as u32 & 0xffff) as u64;
             self.stall_kind2 = IMISS_KINDS[k2];
             self.stall_until += len2;
@@ -959,9 +959,6 @@ impl Generator {
         if let Some(b) = best {
             squash = Squash::Mispredict(b.id);
             cut_seq = b.seq;
-            if self.pend.iter().any(|q| q.seq < b.seq) {
-                self.stats.wrong_path_mispredicts += 1;
-            }
         }
         if old_count > 0 && d(dice0, 2) < self.k.flush {
             let r = self.rand();
@@ -971,6 +968,12 @@ impl Generator {
                 let id = (self.rob_head as u64 + age) % self.p.rob_entries as u64;
                 squash = Squash::Flush(id as u16);
                 cut_seq = seq;
+            }
+        }
+        // counted once the squash is known: an older flush replaces it
+        if let Squash::Mispredict(_) = squash {
+            if self.pend.iter().any(|q| q.seq < cut_seq) {
+                self.stats.wrong_path_mispredicts += 1;
             }
         }
         match squash {
