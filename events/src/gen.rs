@@ -650,8 +650,9 @@ impl Generator {
     pub fn config(&self) -> &GenConfig {
         &self.cfg
     }
-    /// Bundles emitted so far.
-    pub fn cycle(&self) -> u64 {
+    /// Bundles emitted so far. (Not named `cycle`: on an owned generator,
+    /// `g.cycle()` would resolve to `Iterator::cycle`.)
+    pub fn emitted(&self) -> u64 {
         self.now
     }
     /// The model core's ROB occupancy after the last emitted bundle.
