@@ -1174,13 +1174,7 @@ impl<S: InstrSource> Core<S> {
                         (hit_at, Level::Next)
                     } else {
                         match self.l2.access(pc).0 {
-                            Lookup::Present { ready, level } => {
-                                if ready > hit_at && level == Level::Memory {
-                                    (ready, Level::Memory)
-                                } else {
-                                    (hit_at.max(ready), Level::Next)
-                                }
-                            }
+                            Lookup::Present { ready, level } => from_l2(hit_at, ready, level),
                             Lookup::Miss => {
                                 miss |= M_L2I;
                                 let arr = hit_at + self.g.mem_lat;
@@ -1447,8 +1441,8 @@ impl<S: InstrSource> Core<S> {
 /// An access reaching the L2 at `at` finds its line present (filled by
 /// `ready`, from `level`): the arrival cycle and the level waited on. The L2's
 /// own hit, unless the line is still on its way from memory (then memory, as
-/// for the miss that fetches it). Demand misses (`l2_access`) and prefetches
-/// (`prefetch`) both decide so.
+/// for the miss that fetches it). Data misses (`l2_access`), prefetches
+/// (`prefetch`) and instruction fetches (`start_fetch_access`) all decide so.
 fn from_l2(at: u64, ready: u64, level: Level) -> (u64, Level) {
     if ready > at && level == Level::Memory {
         (ready, Level::Memory)

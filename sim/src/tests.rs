@@ -1546,15 +1546,21 @@ fn branches_in_flight_stop_at_the_fmt_rows_less_one() {
         &[(0x1000, 2), (0x1010, 2), (0x1020, 2)],
         BranchKind::DirectJump,
     );
-    let mut core = Core::new(&cfg, p).unwrap();
-    let mut m = Mirror::new(&cfg);
+    assert_eq!(most_branches_in_flight(&cfg, p, 2000), 3);
+}
+
+/// The most branches in flight over `cycles` cycles of `p` (each bundle
+/// checked by the mirror).
+fn most_branches_in_flight(cfg: &Config, p: Prog, cycles: u32) -> u32 {
+    let mut core = Core::new(cfg, p).unwrap();
+    let mut m = Mirror::new(cfg);
     let mut most = 0;
-    for _ in 0..2000 {
+    for _ in 0..cycles {
         let ev = *core.step().unwrap();
         m.step(&ev).unwrap();
         most = most.max(core.branches_in_flight());
     }
-    assert_eq!(most, 3);
+    most
 }
 
 /// The fetch queue holds exactly its entries: behind a load that waits for
@@ -1577,16 +1583,8 @@ fn the_rob_and_the_fetch_queue_hold_144_branches() {
         j.target = 0x1000 + 4 * k + 4;
     }
     p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
-    let mut core = Core::new(&cfg, p).unwrap();
-    let mut m = Mirror::new(&cfg);
-    let mut most = 0;
-    for _ in 0..1000 {
-        let ev = *core.step().unwrap();
-        m.step(&ev).unwrap();
-        most = most.max(core.branches_in_flight());
-    }
     assert_eq!(cfg.core.fetch_queue_entries(), 16);
-    assert_eq!(most, 128 + 16);
+    assert_eq!(most_branches_in_flight(&cfg, p, 1000), 128 + 16);
 }
 
 /// Cold code misses the L1I and the L2 once a line, and fetch waits on
@@ -1763,6 +1761,13 @@ fn redirected_blocks(cfg: &Config, gap: u64, stride: u64, n: u64) -> ([u64; 4], 
         .map(|k| (0x10_0000 + stride * k + gap - 32, 8))
         .collect();
     let mut core = Core::new(cfg, Prog::segments(&segs, BranchKind::DirectJump)).unwrap();
+    (fetch_stalls(cfg, &mut core, n), core)
+}
+
+/// The cycles of each `fetch_stall` kind (`none`, `l1i`, `l2i`, `itlb`)
+/// until `n` instructions are committed and counted, each bundle checked by
+/// the mirror.
+fn fetch_stalls(cfg: &Config, core: &mut Core<Prog>, n: u64) -> [u64; 4] {
     let mut m = Mirror::new(cfg);
     let mut stall = [0u64; 4];
     while core.counted_retired() < n {
@@ -1770,7 +1775,7 @@ fn redirected_blocks(cfg: &Config, gap: u64, stride: u64, n: u64) -> ([u64; 4], 
         m.step(&ev).unwrap();
         stall[ev.fetch_stall as usize] += 1;
     }
-    (stall, core)
+    stall
 }
 
 /// A decode redirect into the line that fetch, going on sequentially, has
@@ -1871,13 +1876,7 @@ fn fetch_waiting_for_a_line_a_load_brings_from_memory_waits_as_l2i() {
     p.addr = Box::new(|pc, _| pc + 68);
     let cfg = quiet_cfg();
     let mut core = Core::new(&cfg, p).unwrap();
-    let mut m = Mirror::new(&cfg);
-    let mut stall = [0u64; 4];
-    while core.counted_retired() < 4096 {
-        let ev = *core.step().unwrap();
-        m.step(&ev).unwrap();
-        stall[ev.fetch_stall as usize] += 1;
-    }
+    let stall = fetch_stalls(&cfg, &mut core, 4096);
     assert_eq!(core.stats().all.l2i, 2);
     assert_eq!(stall[FetchStall::L1i as usize], 0, "{stall:?}");
     assert!(stall[FetchStall::L2i as usize] > 256 * 150, "{stall:?}");

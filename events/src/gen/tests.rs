@@ -1072,6 +1072,21 @@ fn runs(v: &[bool]) -> Vec<usize> {
     out
 }
 
+/// The maximal runs of one `fetch_stall` kind in `evs`, as (first cycle,
+/// kind, length), from cycle `from` and starting before the last 20 cycles
+/// (so that the cycle after a run is in `evs`).
+fn stall_runs(evs: &[CycleEvents], from: usize) -> Vec<(usize, FetchStall, usize)> {
+    let mut out = vec![];
+    let mut c = from;
+    while c < evs.len() - 20 {
+        let k = evs[c].fetch_stall;
+        let n = evs[c..].iter().take_while(|e| e.fetch_stall == k).count();
+        out.push((c, k, n));
+        c += n;
+    }
+    out
+}
+
 /// Checks an episode knob from the runs it makes: none shorter than `min`,
 /// each length of the span seen alone, and the fraction of cycles in an
 /// episode within `frac`.
@@ -1389,10 +1404,7 @@ fn a_chained_itlb_miss_is_followed_at_once_by_an_l2i_miss_of_its_length() {
         .take(5000)
         .collect();
     let mut l2i_runs = std::collections::BTreeSet::new();
-    let mut c = 1;
-    while c < evs.len() - 20 {
-        let k = evs[c].fetch_stall;
-        let n = evs[c..].iter().take_while(|e| e.fetch_stall == k).count();
+    for (c, k, n) in stall_runs(&evs, 1) {
         if k == FetchStall::L2i {
             assert_eq!(
                 evs[c - 1].fetch_stall,
@@ -1404,7 +1416,6 @@ fn a_chained_itlb_miss_is_followed_at_once_by_an_l2i_miss_of_its_length() {
         if k == FetchStall::Itlb {
             assert_eq!(n % 2, 0, "seed {seed} cycle {c}");
         }
-        c += n;
     }
     assert_eq!(
         l2i_runs.into_iter().collect::<Vec<_>>(),
@@ -2413,13 +2424,11 @@ fn a_chained_itlb_miss_is_followed_at_once_by_an_l1i_or_l2i_miss_half_each() {
         .collect();
     let mut next = [0u32; 2];
     // from the first cycle that fetches, so that every run is whole
-    let mut c = evs
+    let first = evs
         .iter()
         .position(|e| e.fetch_stall == FetchStall::None)
         .unwrap();
-    while c < evs.len() - 20 {
-        let k = evs[c].fetch_stall;
-        let n = evs[c..].iter().take_while(|e| e.fetch_stall == k).count();
+    for (c, k, n) in stall_runs(&evs, first) {
         match k {
             FetchStall::None => {}
             FetchStall::Itlb => {
@@ -2440,7 +2449,6 @@ fn a_chained_itlb_miss_is_followed_at_once_by_an_l1i_or_l2i_miss_half_each() {
                 );
             }
         }
-        c += n;
     }
     let half = next[0] as f64 / (next[0] + next[1]) as f64;
     assert!((0.4..0.6).contains(&half), "seed {seed}: {next:?}");
