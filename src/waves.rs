@@ -914,8 +914,8 @@ impl<W: Write> VcdTracer<W> {
         }
         let last = self.next.min(self.window.to); // one past the last dumped cycle
         let t = self.t(last);
-        // inputs: every variable of top.in, declared between count_enable and head_s
-        for i in self.ix.count_enable..=self.ix.head + 1 {
+        // inputs: every variable of top.in, declared from count_enable to backend_full
+        for i in self.ix.count_enable..=self.ix.backend_full {
             match self.vars[i].kind {
                 Kind::Scalar => self.buf.push(b'x'),
                 Kind::Vector => self.buf.extend_from_slice(b"bx "),
@@ -1785,5 +1785,392 @@ mod tests {
             variant_path(Path::new("a/b.vcd"), Variant::Sfmt),
             Path::new("a/b-sfmt.vcd")
         );
+    }
+
+    /// A VCD read back naively from its text: every variable's full name
+    /// and declared width (a `string` 0) in declaration order, its id, and
+    /// the changes at each time (`$dumpvars` at time 0) in file order.
+    struct Dump {
+        vars: Vec<(String, u32)>,
+        ids: std::collections::BTreeMap<String, String>,
+        times: Vec<(u64, Vec<(String, String)>)>,
+    }
+
+    fn read_dump(bytes: &[u8]) -> Dump {
+        let text = std::str::from_utf8(bytes).unwrap();
+        let mut lines = text.lines();
+        let (mut path, mut vars) = (Vec::new(), Vec::new());
+        let mut ids = std::collections::BTreeMap::new();
+        for l in lines.by_ref() {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            match w.first().copied() {
+                Some("$scope") => path.push(w[2]),
+                Some("$upscope") => drop(path.pop()),
+                Some("$var") => {
+                    let name = format!("{}.{}", path.join("."), w[4]);
+                    let width = if w[1] == "string" {
+                        0
+                    } else {
+                        w[2].parse().unwrap()
+                    };
+                    vars.push((name.clone(), width));
+                    ids.insert(name, w[3].to_string());
+                }
+                Some("$enddefinitions") => break,
+                _ => {}
+            }
+        }
+        let mut times: Vec<(u64, Vec<(String, String)>)> = Vec::new();
+        for l in lines {
+            if let Some(t) = l.strip_prefix('#') {
+                times.push((t.parse().unwrap(), Vec::new()));
+            } else if l != "$dumpvars" && l != "$end" {
+                let (v, id) = match l.split_once(' ') {
+                    Some((v, id)) => (v.to_string(), id.to_string()),
+                    None => (l[..1].to_string(), l[1..].to_string()),
+                };
+                times
+                    .last_mut()
+                    .expect("a change before #0")
+                    .1
+                    .push((id, v));
+            }
+        }
+        Dump { vars, ids, times }
+    }
+
+    impl Dump {
+        /// The changes written at time `t` to the variable `name`.
+        fn changes(&self, name: &str, t: u64) -> Vec<&str> {
+            let id = &self.ids[name];
+            (self.times.iter().filter(|(u, _)| *u == t))
+                .flat_map(|(_, c)| c.iter().filter(|(i, _)| i == id).map(|(_, v)| v.as_str()))
+                .collect()
+        }
+    }
+
+    /// Trace `bundles` on a fresh unit of `p` from cycle 0 into memory.
+    fn traced(p: Params, bundles: &[CycleEvents], w: Window) -> Vec<u8> {
+        let mut u = hw::Unit::new(p).unwrap();
+        let mut t = VcdTracer::new(Vec::new(), &u, 0, w).unwrap();
+        for ev in bundles {
+            u.step_traced(ev, &mut t);
+        }
+        t.finish().unwrap()
+    }
+
+    /// `var_names` lists, in order, the names and widths the header
+    /// declares: at the default parameters 633 variables (2 at the top, 13
+    /// inputs and 3 of their names, 4 of the ROB, 8 pointers and flags and
+    /// 9 for each of the 64 rows, 21 counters and flags, 6 of the error).
+    #[test]
+    fn var_names_are_the_variables_the_header_declares() {
+        let p = Params::default();
+        let mut u = hw::Unit::new(p).unwrap();
+        let mut t = VcdTracer::new(Vec::new(), &u, 0, Window::ALL).unwrap();
+        let names = t.var_names().to_vec();
+        u.step_traced(&CycleEvents::idle(), &mut t);
+        let d = read_dump(&t.finish().unwrap());
+        assert_eq!(names, d.vars);
+        assert_eq!(names.len(), 2 + 16 + 4 + 8 + 64 * 9 + 21 + 6);
+        for (name, width) in [
+            ("top.clk", 1),
+            ("top.bundles", 64),
+            ("top.in.squash_id", 16),
+            ("top.in.head_s", 0),
+            ("top.rob.rob_head", 7),
+            ("top.fmt.ftail", 7),
+            ("top.fmt.row63_penalty", 16),
+            ("top.fmt.row63_state_s", 0),
+            ("top.counters.bpred", 48),
+            ("top.rob.rob_count", 8),
+            ("top.err.rule", 4),
+        ] {
+            assert!(
+                names.contains(&(name.to_string(), width)),
+                "{name} of width {width}"
+            );
+        }
+    }
+
+    /// Time 0 is the later of the window's start and the cycle the tracer
+    /// starts at, and the header says which cycle it is.
+    #[test]
+    fn the_first_cycle_is_the_later_of_the_window_start_and_the_start_of_tracing() {
+        let u = hw::Unit::new(Params::default()).unwrap();
+        for (from, first) in [(3, 5), (8, 8)] {
+            let t = VcdTracer::new(Vec::new(), &u, 5, Window { from, to: 20 }).unwrap();
+            assert_eq!(t.first_cycle(), first, "window {from}:20 from cycle 5");
+            let head = String::from_utf8(t.buf.clone()).unwrap();
+            assert!(head.contains(&format!("time 0 = cycle {first};")), "{head}");
+        }
+    }
+
+    /// After the last of three cycles, at time 30, every input (the 13
+    /// fields and the names of the 3 enumerations) goes to `x` (`-` for a
+    /// name), the clock falls once more at 35 and the file ends at 40.
+    /// (`backend_full`, declared last, used to keep its value there.)
+    #[test]
+    fn after_the_last_cycle_every_input_goes_to_x() {
+        let p = Params::default();
+        let ev = CycleEvents {
+            fetched_branches: 1,
+            head: HeadCause::L1d,
+            ..CycleEvents::idle()
+        };
+        let d = read_dump(&traced(p, &[ev, ev, ev], Window::ALL));
+        let inputs: Vec<&String> = (d.vars.iter().map(|v| &v.0))
+            .filter(|n| n.starts_with("top.in."))
+            .collect();
+        assert_eq!(inputs.len(), 16);
+        for n in inputs {
+            let want = match d.vars.iter().find(|v| &v.0 == n).unwrap().1 {
+                0 => "s-",
+                1 => "x",
+                _ => "bx",
+            };
+            assert_eq!(d.changes(n, 30), [want], "{n} at 30");
+        }
+        assert_eq!(d.changes("top.clk", 35), ["0"]);
+        let last = d.times.last().unwrap();
+        assert_eq!((last.0, last.1.len()), (40, 0));
+    }
+
+    /// A writer that records the size of each write, or fails each one.
+    struct Sink {
+        writes: std::rc::Rc<std::cell::RefCell<Vec<usize>>>,
+        fail: bool,
+    }
+
+    impl Write for Sink {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.writes.borrow_mut().push(b.len());
+            if self.fail {
+                return Err(io::Error::other("disk full"));
+            }
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn stress(p: Params, n: usize) -> Vec<CycleEvents> {
+        events::gen::Generator::new(p, events::gen::GenConfig::stress(), 3)
+            .take(n)
+            .collect()
+    }
+
+    /// A long run does not keep its waveform in memory: the file reaches
+    /// its writer while the run goes on, in writes of at least 64 KiB (2000
+    /// stress cycles of the default unit are several hundred KiB), and
+    /// holds the bytes a tracer writing into memory makes.
+    #[test]
+    fn the_vcd_reaches_its_writer_in_64_kib_chunks_while_the_run_goes_on() {
+        let p = Params::default();
+        let s = stress(p, 2000);
+        let writes = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let mut u = hw::Unit::new(p).unwrap();
+        let sink = Sink {
+            writes: writes.clone(),
+            fail: false,
+        };
+        let mut t = VcdTracer::new(sink, &u, 0, Window::ALL).unwrap();
+        for ev in &s {
+            u.step_traced(ev, &mut t);
+        }
+        let during = writes.borrow().clone();
+        assert!(during.len() >= 3, "{during:?}");
+        assert!(during.iter().all(|&n| n >= 65536), "{during:?}");
+        t.finish().unwrap();
+        let total: usize = writes.borrow().iter().sum();
+        assert_eq!(total, traced(p, &s, Window::ALL).len());
+    }
+
+    /// A write that fails is not tried again: the tracer stops writing and
+    /// `finish` returns the error.
+    #[test]
+    fn a_failed_write_is_not_retried_and_finish_returns_it() {
+        let p = Params::default();
+        let writes = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let mut u = hw::Unit::new(p).unwrap();
+        let sink = Sink {
+            writes: writes.clone(),
+            fail: true,
+        };
+        let mut t = VcdTracer::new(sink, &u, 0, Window::ALL).unwrap();
+        for ev in &stress(p, 2000) {
+            u.step_traced(ev, &mut t);
+        }
+        let e = t.finish().err().expect("the write error");
+        assert!(matches!(e, WavesError::Io(_)), "{e}");
+        assert_eq!(e.to_string(), "writing the VCD: disk full");
+        assert_eq!(writes.borrow().len(), 1);
+    }
+
+    /// A VCD named without an extension gets the variant after its name.
+    #[test]
+    fn variant_path_of_a_file_without_an_extension_appends_the_name() {
+        assert_eq!(
+            variant_path(Path::new("a/b"), Variant::Sfmt),
+            Path::new("a/b-sfmt")
+        );
+    }
+
+    /// A printed file name is one shell word: a plain one as it is, any
+    /// other in single quotes, a quote in it closed, escaped and reopened.
+    #[test]
+    fn shell_word_quotes_only_names_the_shell_would_split_or_expand() {
+        for plain in ["waves/mispredict-sfmt.vcd", "a_b.c+d=e:f@g%h", "X9"] {
+            assert_eq!(shell_word(plain), plain);
+        }
+        assert_eq!(shell_word("my waves/x.vcd"), "'my waves/x.vcd'");
+        assert_eq!(shell_word("$HOME/x.vcd"), "'$HOME/x.vcd'");
+        assert_eq!(shell_word("it's.vcd"), r"'it'\''s.vcd'");
+        assert_eq!(shell_word(""), "''");
+    }
+
+    /// The layouts of the default unit (`waves/fmt.gtkw`, `waves/sfmt.gtkw`)
+    /// show its registers at their widths: 7-bit pointers and ROB ids (64
+    /// rows, 128 entries), 16-bit rows, 48-bit counters, rows 00 to 07; sFMT
+    /// with the 128-bit I-miss vector and no I-counters in its rows.
+    #[test]
+    fn the_default_layouts_show_the_default_units_registers_at_their_widths() {
+        for (v, vcd) in [(Variant::Fmt, "m.vcd"), (Variant::Sfmt, "m-sfmt.vcd")] {
+            let text = gtkw(v, vcd);
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(
+                lines[0],
+                format!(
+                    "[*] cpistack {} counter unit: layout for `cpistack` VCDs (written by `cpistack waves`)",
+                    v.name()
+                )
+            );
+            assert_eq!(lines[1], format!("[dumpfile] \"{vcd}\""));
+            for l in [
+                "top.fmt.head[6:0]",
+                "top.rob.rob_head[6:0]",
+                "top.rob.rob_count[7:0]",
+                "top.fmt.row07_penalty[15:0]",
+                "top.counters.bpred[47:0]",
+            ] {
+                assert!(lines.contains(&l), "{v:?}: {l}");
+            }
+            assert!(!text.contains("row08"), "{v:?}");
+            let sfmt = v == Variant::Sfmt;
+            assert_eq!(lines.contains(&"top.rob.imiss[127:0]"), sfmt, "{v:?}");
+            assert_eq!(lines.contains(&"top.fmt.row00_l1i[15:0]"), !sfmt, "{v:?}");
+        }
+    }
+
+    /// `write_layout` writes the six translate filters and the two layouts,
+    /// which name the `mispredict` scenario's VCDs, and returns them.
+    #[test]
+    fn write_layout_writes_the_six_filters_and_both_layouts() {
+        let dir =
+            std::env::temp_dir().join(format!("cpistack-waves-layout-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let files = write_layout(&dir).unwrap();
+        let names: Vec<&str> = (files.iter())
+            .map(|p| p.file_name().unwrap().to_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "fetch_stall.txt",
+                "head.txt",
+                "squash_kind.txt",
+                "err_field.txt",
+                "err_rule.txt",
+                "row_state.txt",
+                "fmt.gtkw",
+                "sfmt.gtkw"
+            ]
+        );
+        for p in &files {
+            assert_eq!(p.parent(), Some(dir.as_path()));
+        }
+        let read = |n: &str| std::fs::read_to_string(dir.join(n)).unwrap();
+        assert_eq!(read("fmt.gtkw"), gtkw(Variant::Fmt, "mispredict.vcd"));
+        assert_eq!(
+            read("sfmt.gtkw"),
+            gtkw(Variant::Sfmt, "mispredict-sfmt.vcd")
+        );
+        assert_eq!(
+            read("head.txt"),
+            "0 none\n1 l1d\n2 l2d\n3 dtlb\n4 longlat\n5 other\n"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `replay FILE --vcd W` is refused when a file it would write is FILE:
+    /// either variant's VCD, the part file one is written through, or the
+    /// layout beside one; the sFMT files are not written with FMT alone,
+    /// and nothing is without `--vcd`.
+    #[test]
+    fn a_vcd_its_part_or_its_layout_that_is_the_input_is_refused() {
+        let d = std::env::temp_dir().join(format!("cpistack-waves-input-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let a = WaveArgs {
+            vcd: Some(d.join("w.vcd")),
+            window: None,
+        };
+        let both = [Variant::Fmt, Variant::Sfmt];
+        for (input, what) in [
+            ("w.vcd", "--vcd "),
+            ("w-sfmt.vcd.part", "--vcd "),
+            ("w.gtkw", "--vcd's GTKWave layout "),
+            ("w-sfmt.gtkw", "--vcd's GTKWave layout "),
+        ] {
+            let f = d.join(input);
+            std::fs::write(&f, "the input").unwrap();
+            let e = a.refuse_overwrite(&f, &both).unwrap_err().to_string();
+            assert!(
+                e.starts_with(what) && e.contains("would overwrite the input file"),
+                "{input}: {e}"
+            );
+            let fmt_only = a.refuse_overwrite(&f, &[Variant::Fmt]);
+            assert_eq!(fmt_only.is_err(), !input.contains("sfmt"), "{input}");
+            assert!(WaveArgs::default().refuse_overwrite(&f, &both).is_ok());
+            std::fs::remove_file(&f).unwrap();
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Finishing a run's waveforms finishes every one and returns the first
+    /// error: of three, the first and last never reaching their window, the
+    /// error names the first, the second is written with its layout, and no
+    /// part file is left.
+    #[test]
+    fn finishing_the_waveforms_finishes_each_and_returns_the_first_error() {
+        let d = std::env::temp_dir().join(format!("cpistack-waves-finish-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let mut u = hw::Unit::new(Params::default()).unwrap();
+        let late = Window { from: 100, to: 200 };
+        let mut ts: Vec<Traced> = [("a.vcd", late), ("b.vcd", Window::ALL), ("c.vcd", late)]
+            .map(|(n, w)| Traced::create(d.join(n), &u, w).unwrap())
+            .into();
+        let ev = CycleEvents::idle();
+        for _ in 0..3 {
+            u.step(&ev);
+            for t in &mut ts {
+                hw::Tracer::cycle(&mut t.tracer, &u, &ev);
+            }
+        }
+        let e = finish_all(ts.into_iter().map(Some).collect()).unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.starts_with(&format!(
+                "{}: the window 100:200 starts after",
+                d.join("a.vcd").display()
+            )) && e.ends_with("(no file written)"),
+            "{e}"
+        );
+        assert!(d.join("b.vcd").exists() && d.join("b.gtkw").exists());
+        for n in ["a.vcd", "a.vcd.part", "b.vcd.part", "c.vcd", "c.vcd.part"] {
+            assert!(!d.join(n).exists(), "{n}");
+        }
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }
