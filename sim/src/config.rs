@@ -1150,4 +1150,70 @@ mod tests {
             );
         }
     }
+
+    /// Each name of the list turns on its own switch and no other.
+    #[test]
+    fn each_idealisation_name_turns_on_its_own_switch() {
+        for name in Ideal::NAMES.iter().chain(&["longlat"]) {
+            let i = serde_json::to_value(Ideal::parse_list(name).unwrap()).unwrap();
+            let on: Vec<&String> = i
+                .as_object()
+                .unwrap()
+                .iter()
+                .filter(|(_, v)| **v == true)
+                .map(|(k, _)| k)
+                .collect();
+            assert_eq!(on, [name], "{name}");
+        }
+    }
+
+    /// `or` turns on a switch that is on in either or both configurations.
+    #[test]
+    fn or_keeps_a_switch_that_is_on_in_either_or_both() {
+        for name in Ideal::NAMES.iter().chain(&["longlat"]) {
+            let x = Ideal::parse_list(name).unwrap();
+            let none = Ideal::default();
+            assert_eq!(x.or(&none), x, "{name} or none");
+            assert_eq!(none.or(&x), x, "none or {name}");
+            assert_eq!(x.or(&x), x, "{name} or {name}");
+            assert_eq!(none.or(&none), none);
+        }
+    }
+
+    /// The counter unit is built for the core's ROB, rows and bundle widths.
+    #[test]
+    fn the_unit_takes_the_cores_rob_rows_and_widths() {
+        let mut c = Config::default();
+        c.set_all([
+            "core.rob_entries=100",
+            "core.fmt_rows=32",
+            "core.fetch_width=2",
+            "core.dispatch_width=3",
+            "core.retire_width=5",
+        ])
+        .unwrap();
+        let p = c.unit_params();
+        assert_eq!(
+            (
+                p.rob_entries,
+                p.fmt_rows,
+                p.fetch_width,
+                p.dispatch_width,
+                p.retire_width
+            ),
+            (100, 32, 2, 3, 5)
+        );
+    }
+
+    /// A fetch queue set to exactly what the frontend needs (16 for 5 stages
+    /// of 4-wide dispatch) draws no warning; one entry less does.
+    #[test]
+    fn a_fetch_queue_one_below_what_the_frontend_needs_is_warned_about() {
+        let mut c = Config::default();
+        c.core.fetch_queue = 16;
+        assert_eq!(c.warnings(), Vec::<String>::new());
+        c.core.fetch_queue = 15;
+        let w = c.warnings();
+        assert!(w.len() == 1 && w[0].contains("15 is below the 16"), "{w:?}");
+    }
 }

@@ -761,6 +761,7 @@ fn suite_names_are_unique_and_at_least_twelve() {
 }
 
 mod config_checks;
+mod workload_checks;
 
 /// After a misprediction's squash, the first correct-path instruction is
 /// fetched the next cycle and dispatched `frontend_stages` cycles after the
@@ -869,6 +870,7 @@ fn the_statistics_agree_with_the_bundles() {
         let (mut warm, mut warm_done_at, mut first_counted) = (0u64, None, None);
         let mut n = 0u64;
         while core.counted_retired() < 20_000 {
+            assert!(n < 1_000_000, "{w}: ran out of cycles");
             let ev = *core.step().unwrap();
             let rob_full = m.rob_count() == cfg.core.rob_entries;
             m.step(&ev).unwrap();

@@ -3,8 +3,8 @@
 //! once, after the last one (one named test per reviewed bug).
 
 use crate::config::{
-    Config, MAX_BTB_ENTRIES, MAX_CACHE_BYTES, MAX_FETCH_QUEUE, MAX_FRONTEND_STAGES,
-    MAX_TLB_ENTRIES, WATCHDOG_MARGIN,
+    Config, MAX_BTB_ENTRIES, MAX_CACHE_BYTES, MAX_CONFIG_BYTES, MAX_FETCH_QUEUE,
+    MAX_FRONTEND_STAGES, MAX_TLB_ENTRIES, WATCHDOG_MARGIN,
 };
 use crate::core::Core;
 use crate::workloads::{self, Workload};
@@ -429,4 +429,220 @@ fn knobs_the_core_would_ignore_are_refused() {
     accepted(&["core.frontend_stages=3", "core.decode_stage=2"]);
     let c = accepted(&["core.fetch_queue=0", "core.frontend_stages=8"]);
     assert_eq!(c.core.fetch_queue_entries(), 28);
+}
+
+/// Each bounded key takes both ends of its range and is refused one past
+/// either, the error naming the key and the value (the watchdog is raised so
+/// that no latency meets it).
+#[test]
+fn each_bounded_key_takes_its_edges_and_is_refused_one_past_them() {
+    const W: &str = "core.watchdog_cycles=1000000000";
+    for (key, lo, hi, also) in [
+        ("core.rob_entries", 2, 4096, &[][..]),
+        ("core.fmt_rows", 2, 256, &[]),
+        ("core.fetch_width", 1, 8, &[]),
+        ("core.dispatch_width", 1, 8, &[]),
+        ("core.retire_width", 1, 8, &[]),
+        ("core.decode_width", 1, 64, &[]),
+        ("core.issue_width", 1, 64, &[]),
+        ("core.lsq_entries", 1, 4096, &[]),
+        ("core.frontend_stages", 3, 64, &["core.decode_stage=2"]),
+        ("core.decode_stage", 2, 4, &[]),
+        ("core.fetch_queue", 8, 4096, &[]),
+        ("latency.alu", 1, 1000, &[]),
+        ("latency.mul", 1, 1000, &[]),
+        ("latency.div", 1, 1000, &[]),
+        ("latency.fp", 1, 1000, &[]),
+        ("latency.branch", 1, 1000, &[]),
+        ("latency.store", 1, 1000, &[]),
+        ("latency.longlat_min", 2, 1000, &[]),
+        ("l1i.mshrs", 1, 256, &[]),
+        ("l1d.mshrs", 1, 256, &[]),
+        ("l2.mshrs", 1, 256, &[]),
+        ("l1d.latency", 1, 1000, &[]),
+        ("l2.latency", 1, 1000, &[]),
+        ("memory_latency", 1, 100_000, &[]),
+        ("itlb.entries", 1, 1 << 20, &["itlb.ways=1"]),
+        ("dtlb.entries", 1, 1 << 20, &["dtlb.ways=1"]),
+        ("itlb.walkers", 1, 64, &[]),
+        ("dtlb.walkers", 1, 64, &[]),
+        ("itlb.miss_latency", 1, 100_000, &[]),
+        ("dtlb.miss_latency", 1, 100_000, &[]),
+        ("bpred.bimodal_bits", 1, 24, &[]),
+        ("bpred.gshare_bits", 1, 24, &[]),
+        ("bpred.chooser_bits", 1, 24, &[]),
+        ("bpred.btb_ways", 1, 64, &[]),
+        ("bpred.btb_entries", 1, 1 << 24, &["bpred.btb_ways=1"]),
+        ("bpred.ras_entries", 1, 1024, &[]),
+        ("prefetch.degree", 1, 16, &[]),
+        ("prefetch.rpt_entries", 1, 4096, &[]),
+    ] {
+        for v in [lo, hi] {
+            let set = format!("{key}={v}");
+            let c = accepted(&[&[W, &set][..], also].concat());
+            assert_eq!(c.value_text(key).unwrap(), v.to_string(), "{set}");
+        }
+        // one past either end (past a power-of-two range: the next power of two)
+        let above = if key.ends_with("fmt_rows") || key.ends_with("rpt_entries") {
+            hi * 2
+        } else {
+            hi + 1
+        };
+        for v in [lo - 1, above] {
+            let set = format!("{key}={v}");
+            let e = rejection(&[&[W, &set][..], also].concat());
+            assert!(
+                e.contains(&format!("`{key}` = {v} is illegal")),
+                "{set}: {e}"
+            );
+        }
+    }
+    // a watchdog of 1000 cycles is legal for a machine that never stalls that long
+    let fast = [
+        "memory_latency=1",
+        "itlb.miss_latency=1",
+        "dtlb.miss_latency=1",
+    ];
+    accepted(&[&fast[..], &["core.watchdog_cycles=1000"]].concat());
+    let e = rejection(&[&fast[..], &["core.watchdog_cycles=999"]].concat());
+    assert!(
+        e.contains("`core.watchdog_cycles` = 999 is illegal: at least 1000"),
+        "{e}"
+    );
+    // the L1I's latency is 1 and no other legal latency
+    let e = rejection(&["l1i.latency=2"]);
+    assert!(
+        e.contains("`l1i.latency` = 2 is illegal: it must be 1"),
+        "{e}"
+    );
+    let e = rejection(&["l1i.latency=0"]);
+    assert!(e.contains("`l1i.latency` = 0 is illegal: 1..=1000"), "{e}");
+    // the derived fetch queue is legal at any width
+    accepted(&["core.fetch_queue=0", "core.fetch_width=1"]);
+    // powers of two only
+    for set in ["core.fmt_rows=96", "prefetch.rpt_entries=96"] {
+        let e = rejection(&[set]);
+        assert!(e.contains("a power of two"), "{set}: {e}");
+    }
+}
+
+/// A cache or TLB: lines (pages) a power of two in 4..=2^30, 1 to 64 ways of
+/// any number, a size that is a whole number of sets, and a power of two of
+/// sets; a BTB likewise (its sets a power of two, its ways any number).
+#[test]
+fn cache_tlb_and_btb_geometries_take_any_ways_and_power_of_two_sets() {
+    let lines = |l: u64| {
+        [
+            format!("l1i.line={l}"),
+            format!("l1d.line={l}"),
+            format!("l2.line={l}"),
+        ]
+    };
+    fn sets(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
+    // lines of 4 bytes and of 1 GiB (each cache a single line of one way)
+    accepted(&sets(&lines(4)));
+    let mut giant = lines(1 << 30).to_vec();
+    for k in ["l1i", "l1d", "l2"] {
+        giant.push(format!("{k}.size={}", 1u64 << 30));
+        giant.push(format!("{k}.ways=1"));
+    }
+    let c = accepted(&sets(&giant));
+    assert_eq!(c.l2.line, 1 << 30);
+    for l in [2, 48, 1 << 31] {
+        let mut v = lines(l).to_vec();
+        if l == 1 << 31 {
+            v.extend(["l1i.ways=1", "l1d.ways=1", "l2.ways=1"].map(String::from));
+        }
+        let e = rejection(&sets(&v));
+        assert!(
+            e.contains("`l1i`: line/page size must be a power of two in 4..=2^30"),
+            "line {l}: {e}"
+        );
+    }
+    for (sets_, msg) in [
+        (&["l1d.ways=64"][..], None),
+        (&["l1d.ways=3", "l1d.size=12288"], None),
+        (&["l1d.ways=0"], Some("`l1d`: ways must be in 1..=64")),
+        (&["l1d.ways=65"], Some("`l1d`: ways must be in 1..=64")),
+        (
+            &["l1d.size=0"],
+            Some("`l1d`: size must be a non-zero multiple of line * ways"),
+        ),
+        (
+            &["l1d.size=16448"],
+            Some("`l1d`: size must be a non-zero multiple of line * ways"),
+        ),
+        (
+            &["l1d.ways=3", "l1d.size=18432"],
+            Some("`l1d`: the number of sets (size / line / ways) must be a power of two"),
+        ),
+        (&["dtlb.ways=3", "dtlb.entries=96"], None),
+        (&["dtlb.page=4", "dtlb.ways=64", "dtlb.entries=64"], None),
+        // the largest: 2^20 entries of 1 GiB pages (2^50 bytes, 2^18 sets)
+        (&["dtlb.page=1073741824", "dtlb.entries=1048576"], None),
+        (
+            &["dtlb.page=2"],
+            Some("`dtlb`: line/page size must be a power of two in 4..=2^30"),
+        ),
+        (&["dtlb.ways=65"], Some("`dtlb`: ways must be in 1..=64")),
+        (
+            &["dtlb.entries=102"],
+            Some("`dtlb`: size must be a non-zero multiple of line * ways"),
+        ),
+        (
+            &["dtlb.entries=96"],
+            Some("`dtlb`: the number of sets (size / line / ways) must be a power of two"),
+        ),
+        (&["bpred.btb_ways=3", "bpred.btb_entries=1536"], None),
+        (
+            &["bpred.btb_entries=2050"],
+            Some("`bpred.btb_entries` = 2050 is illegal: a non-zero multiple of btb_ways"),
+        ),
+        (
+            &["bpred.btb_entries=2064"],
+            Some("`bpred.btb_entries` = 2064 is illegal: btb_entries / btb_ways a power of two"),
+        ),
+    ] {
+        match msg {
+            None => {
+                accepted(sets_);
+            }
+            Some(m) => {
+                let e = rejection(sets_);
+                assert!(e.contains(m), "{sets_:?}: {e}");
+            }
+        }
+    }
+}
+
+/// A configuration file of exactly `MAX_CONFIG_BYTES` is read to its last
+/// byte; one byte more is refused before it is parsed.
+#[test]
+fn a_configuration_file_of_the_largest_size_is_read_whole_and_one_byte_more_is_refused() {
+    let path = std::env::temp_dir().join(format!("sim-max-{}.toml", std::process::id()));
+    // the value last, with no newline after it: a byte short reads 1
+    let tail = "[l2]\nlatency = 12";
+    let pad = MAX_CONFIG_BYTES as usize - tail.len() - 2;
+    let text = format!("#{}\n{tail}", "x".repeat(pad));
+    assert_eq!(text.len() as u64, MAX_CONFIG_BYTES);
+    std::fs::write(&path, &text).unwrap();
+    let c = Config::load(&path).unwrap();
+    assert_eq!(c.l2.latency, 12, "the last byte read");
+    std::fs::write(&path, format!("#x{}", &text[1..])).unwrap();
+    let e = Config::load(&path).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("larger than {MAX_CONFIG_BYTES} bytes")),
+        "{e}"
+    );
+    std::fs::remove_file(&path).unwrap();
+}
+
+/// The error names the largest term of the worst stall; of two as large, the
+/// first of the chain (the refill's I-TLB walk before the load's memory access).
+#[test]
+fn the_watchdog_error_names_the_first_of_two_largest_terms() {
+    let e = rejection(&["itlb.miss_latency=5000", "memory_latency=5000"]);
+    assert!(e.contains("`itlb.miss_latency` = 5000 is illegal"), "{e}");
 }
