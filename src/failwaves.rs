@@ -127,3 +127,24 @@ impl FailWaves {
         Ok(Some(path))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// docs/waves.md: `waves` in the current directory unless
+    /// `$CPISTACK_WAVES_DIR` names another.
+    #[test]
+    fn failure_waves_go_to_waves_unless_the_environment_names_a_directory() {
+        let want =
+            std::env::var_os("CPISTACK_WAVES_DIR").map_or(PathBuf::from("waves"), PathBuf::from);
+        assert_eq!(default_dir(), want);
+    }
+
+    #[test]
+    fn dir_is_the_directory_given_or_none_when_disabled() {
+        let d = PathBuf::from("some/dir");
+        assert_eq!(FailWaves::new(Some(d.clone())).dir(), Some(d.as_path()));
+        assert_eq!(FailWaves::new(None).dir(), None);
+    }
+}

@@ -270,4 +270,78 @@ mod tests {
     fn rejects_unbalanced_scopes() {
         assert!(check(GOOD.replace("$upscope $end\n", "").as_bytes()).is_err());
     }
+
+    #[test]
+    fn the_summary_counts_what_the_file_holds() {
+        let s = check(GOOD.as_bytes()).unwrap();
+        // three values in $dumpvars, one at #5, three at #10; times 0, 5, 10, 20
+        assert_eq!(
+            (s.vars, s.changes, s.timestamps, s.last_time),
+            (3, 7, 4, 20)
+        );
+        assert_eq!((s.date.as_str(), s.version.as_str()), ("fixed", "t"));
+    }
+
+    #[test]
+    fn check_file_reads_the_file_and_names_one_it_cannot_open() {
+        let d = std::env::temp_dir().join(format!("cpistack-vcdcheck-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let f = d.join("good.vcd");
+        std::fs::write(&f, GOOD).unwrap();
+        let s = check_file(&f).unwrap();
+        assert_eq!((s.vars, s.changes, s.last_time), (3, 7, 20));
+        std::fs::remove_dir_all(&d).unwrap();
+        let e = check_file(&f).unwrap_err();
+        assert_eq!(e.line, 0);
+        assert!(e.what.contains("good.vcd"), "{}", e.what);
+    }
+
+    /// Two names for one id are legal (GTKWave shows both) only at one width.
+    #[test]
+    fn an_id_may_name_a_second_variable_of_its_own_width_only() {
+        let alias =
+            |w: u32| GOOD.replace("$upscope", &format!("$var wire {w} ! clk2 $end\n$upscope"));
+        assert_eq!(check(alias(1).as_bytes()).unwrap().vars, 3);
+        bad(&alias(2), "id `!` declared twice with widths 1 and 2");
+    }
+
+    #[test]
+    fn rejects_a_variable_of_width_zero() {
+        bad(
+            &GOOD.replace("$var wire 4 \" n [3:0]", "$var wire 0 \" n"),
+            "`n` has width 0",
+        );
+    }
+
+    /// A scalar only on a 1-bit variable, a vector never on a string, a
+    /// string only on a string, and no real at all.
+    #[test]
+    fn rejects_a_value_of_the_wrong_kind() {
+        bad(
+            &GOOD.replace("b1010 \"", "1\""),
+            "scalar change on id `\"` declared 4 bits wide",
+        );
+        bad(&GOOD.replace("sx #", "1#"), "scalar change on id `#`");
+        bad(&GOOD.replace("sx #", "b1 #"), "1-bit value on id `#`");
+        bad(
+            &GOOD.replace("#10\n0!", "#10\nsx !"),
+            "string change on non-string id `!`",
+        );
+        bad(
+            &GOOD.replace("#10\n0!", "#10\nr1.5 !"),
+            "real value on id `!`",
+        );
+    }
+
+    #[test]
+    fn rejects_dumpvars_after_time_zero() {
+        bad(
+            &GOOD.replace("#0\n$dumpvars", "#0\n#1\n$dumpvars"),
+            "$dumpvars must come once, at #0",
+        );
+        bad(
+            &GOOD.replace("#5\n1!", "#5\n$dumpvars\n1!\n$end"),
+            "$dumpvars must come once, at #0",
+        );
+    }
 }

@@ -497,6 +497,194 @@ fn a_stack_of_wrapped_counters_shows_no_share_no_cpi_and_no_base() {
     assert!(r.text().contains(" 300 cycles"), "{}", r.text());
 }
 
+/// A view of hand-picked counters, `overflow` the sticky flags.
+fn stack_view(counts: [(events::Counter, u64); 10], overflow: u16) -> events::UnitView {
+    let mut counters = events::Counters {
+        value: [0; events::NUM_COUNTERS],
+        overflow,
+    };
+    for (k, v) in counts {
+        counters.value[k.idx()] = v;
+    }
+    events::UnitView {
+        counters,
+        ..Default::default()
+    }
+}
+
+/// The lines of a stack's table, each split into its words, by component.
+fn stack_rows(text: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+    text.lines()
+        .skip(2)
+        .map(|l| l.split_whitespace().map(String::from).collect::<Vec<_>>())
+        .filter(|w| w.len() == 4)
+        .map(|w| (w[0].clone(), w[1..].to_vec()))
+        .collect()
+}
+
+/// 1000 cycles, 400 retired, components adding to 500: every CPI is a
+/// counter over 400 and every share a counter over 1000, worked by hand.
+#[test]
+fn a_stack_report_gives_each_component_its_cpi_and_share() {
+    use events::Counter::*;
+    let counts = [
+        (Cycles, 1000),
+        (Retired, 400),
+        (L1i, 100),
+        (L2i, 50),
+        (Itlb, 20),
+        (Bpred, 80),
+        (L1d, 150),
+        (L2d, 60),
+        (Dtlb, 10),
+        (Longlat, 30),
+    ];
+    let r = cpistack::report::StackReport::from_view(
+        &events::Params::default(),
+        &stack_view(counts, 0),
+    );
+    assert!(r.overflowed.is_empty(), "{:?}", r.overflowed);
+    assert_eq!(r.base, Some(500));
+    let want = [
+        ("cycles", 2.5, "-"),
+        ("base", 1.25, "50.00%"),
+        ("l1i", 0.25, "10.00%"),
+        ("l2i", 0.125, "5.00%"),
+        ("itlb", 0.05, "2.00%"),
+        ("bpred", 0.2, "8.00%"),
+        ("l1d", 0.375, "15.00%"),
+        ("l2d", 0.15, "6.00%"),
+        ("dtlb", 0.025, "1.00%"),
+        ("longlat", 0.075, "3.00%"),
+    ];
+    assert_eq!(r.cpi.len(), want.len(), "{:?}", r.cpi);
+    for (k, cpi, _) in want {
+        assert_eq!(r.cpi[k], cpi, "{k}");
+    }
+    let text = r.text();
+    assert!(
+        text.starts_with(
+            "FMT (rows 64, ROB 128, local 16 b, global 48 b): 1000 cycles, 400 instructions retired, CPI 2.5000\n"
+        ),
+        "{text}"
+    );
+    let rows = stack_rows(&text);
+    assert_eq!(rows.len(), 9, "{text}");
+    for (k, cpi, share) in &want[1..] {
+        let count = if *k == "base" { 500 } else { r.counters[*k] };
+        assert_eq!(
+            rows[*k],
+            [count.to_string(), share.to_string(), format!("{cpi:.4}")],
+            "{k}: {text}"
+        );
+    }
+    assert!(
+        !text.contains("pending") && !text.contains("OVERFLOWED"),
+        "{text}"
+    );
+}
+
+/// No cycle gives no share and no instruction no CPI (not `NaN` or `inf`);
+/// a wrapped counter, any of them, gives neither even where both counts are
+/// above zero.
+#[test]
+fn a_stack_report_shows_no_ratio_it_cannot_derive() {
+    use events::Counter::*;
+    let mut counts = [
+        (Cycles, 0),
+        (Retired, 0),
+        (L1i, 0),
+        (L2i, 0),
+        (Itlb, 0),
+        (Bpred, 0),
+        (L1d, 0),
+        (L2d, 0),
+        (Dtlb, 0),
+        (Longlat, 0),
+    ];
+    let report = |counts, overflow| {
+        cpistack::report::StackReport::from_view(
+            &events::Params::default(),
+            &stack_view(counts, overflow),
+        )
+    };
+    // reset: nothing counted
+    let r = report(counts, 0);
+    assert!(r.cpi.is_empty(), "{:?}", r.cpi);
+    let text = r.text();
+    assert!(!text.contains("CPI 0") && !text.contains("NaN"), "{text}");
+    for (k, w) in stack_rows(&text) {
+        assert_eq!(w, ["0", "-", "-"], "{k}: {text}");
+    }
+    // 300 idle cycles: shares, but no CPI
+    counts[0].1 = 300;
+    let r = report(counts, 0);
+    assert!(r.cpi.is_empty(), "{:?}", r.cpi);
+    let text = r.text();
+    let rows = stack_rows(&text);
+    assert_eq!(rows["base"], ["300", "100.00%", "-"], "{text}");
+    assert_eq!(rows["l1d"], ["0", "0.00%", "-"], "{text}");
+    // 1000 cycles and 400 retired, but `l1d` wrapped: neither
+    counts[0].1 = 1000;
+    counts[1].1 = 400;
+    counts[6].1 = 150;
+    let r = report(counts, 1 << L1d.idx());
+    assert_eq!(r.overflowed, ["l1d"]);
+    assert!(r.cpi.is_empty(), "{:?}", r.cpi);
+    assert_eq!(r.base, None);
+    let text = r.text();
+    assert!(!text.contains("CPI 2"), "{text}");
+    for (k, w) in stack_rows(&text) {
+        assert_eq!(w[1..], ["-", "-"], "{k}: {text}");
+    }
+}
+
+/// The pending line appears when any penalty is held in rows, whichever and
+/// however many, and never when none is.
+#[test]
+fn a_stack_report_names_pending_penalties_whenever_one_is_held() {
+    use events::Counter::*;
+    let counts = [
+        (Cycles, 10),
+        (Retired, 10),
+        (L1i, 0),
+        (L2i, 0),
+        (Itlb, 0),
+        (Bpred, 0),
+        (L1d, 0),
+        (L2d, 0),
+        (Dtlb, 0),
+        (Longlat, 0),
+    ];
+    for held in 0..16u64 {
+        let mut v = stack_view(counts, 0);
+        v.pending = events::Pending {
+            l1i: held & 1,
+            l2i: held >> 1 & 1,
+            itlb: held >> 2 & 1,
+            bpred: held >> 3 & 1,
+        };
+        let text = cpistack::report::StackReport::from_view(&events::Params::default(), &v).text();
+        let line = text.lines().find(|l| l.contains("pending"));
+        if held == 0 {
+            assert_eq!(line, None, "{text}");
+        } else {
+            let p = v.pending;
+            assert_eq!(
+                line.map(str::trim),
+                Some(
+                    format!(
+                        "pending (in rows, not charged): l1i {} l2i {} itlb {} bpred {}",
+                        p.l1i, p.l2i, p.itlb, p.bpred
+                    )
+                    .as_str()
+                ),
+                "{held:04b}"
+            );
+        }
+    }
+}
+
 #[test]
 fn configuration_files_are_read_as_named_and_bounded() {
     let d = scratch("config-files");
