@@ -69,6 +69,11 @@ smoke: release
 	for i in $$(seq 100); do printf '\100\0\0\0\0\0\0\0'; head -c 56 /dev/zero; done > target/one-pc.champsimtrace
 	$(BIN) run --trace target/one-pc.champsimtrace --warmup 0 --instructions 50 > target/one-pc.txt
 	grep -q 'code image 0 / 0 (-)' target/one-pc.txt && ! grep -q NaN target/one-pc.txt
+	! grep -q 'code image is full' target/one-pc.txt
+	@# `run`'s report names the machine's changes, and each unit's stack says when nothing is pending
+	$(BIN) run --workload branchy --instructions 20000 --warmup 1000 --set core.rob_entries=64 --variant both > target/run.txt
+	grep -qx '  machine: the default with core.rob_entries=64' target/run.txt
+	test "$$(grep -cx '  pending (in rows, not charged): none' target/run.txt)" = 2
 	! $(BIN) check --random --set fmt_rows=48 2>/dev/null
 	! $(BIN) replay Makefile 2>/dev/null
 	@# a closed pipe (`cpistack ... | head`) ends the program quietly, not with a panic

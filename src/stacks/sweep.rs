@@ -669,6 +669,106 @@ mod tests {
         );
     }
 
+    /// A report of four studies, each method's error the same: `w1` 2 pp,
+    /// the trace `t1` 5 pp, `w2` and `w3` 3 pp each.
+    fn four_studies() -> Report {
+        let study = |name: &str, kind: &str, e: f64| super::super::Study {
+            name: name.into(),
+            kind: kind.into(),
+            seed: (kind == "workload").then_some(1),
+            instructions: 1000,
+            cycles: 2000,
+            cpi: 2.0,
+            stacks: Default::default(),
+            errors_pp: COMPARED.iter().map(|m| (m.to_string(), e)).collect(),
+            penalties: Default::default(),
+            overlap: Default::default(),
+            ideal_runs: Default::default(),
+            stats: Default::default(),
+        };
+        let studies = vec![
+            study("w1", "workload", 2.0),
+            study("t1", "trace", 5.0),
+            study("w2", "workload", 3.0),
+            study("w3", "workload", 3.0),
+        ];
+        let of = |kind: &str| super::super::summarise(studies.iter().filter(|s| s.kind == kind));
+        Report {
+            instructions: 1000,
+            warmup: 500,
+            config: sim::Config::default(),
+            summary: super::super::summarise(studies.iter()),
+            summary_workloads: of("workload"),
+            summary_traces: of("trace"),
+            studies,
+            runs: 0,
+            seconds: 0.0,
+        }
+    }
+
+    fn base_and_latency(r: &Report) -> Vec<(Point, Report)> {
+        let base = Point {
+            name: "base".into(),
+            set: None,
+            cfg: r.config.clone(),
+        };
+        let lat = Point {
+            name: "memory_latency=120".into(),
+            set: Some(("memory_latency".into(), "120".into())),
+            cfg: r.config.clone(),
+        };
+        vec![(base, r.clone()), (lat, r.clone())]
+    }
+
+    /// Each row names the study of its scope with the method's largest
+    /// error, the first of two equal ones: over all studies the trace, over
+    /// the workloads `w2` (not `w3`, as large, nor the trace).
+    #[test]
+    fn the_worst_study_of_a_scope_is_its_first_with_the_largest_error() {
+        let csv = sweep_csv(&base_and_latency(&four_studies()));
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines[0], SWEEP_CSV_HEADER);
+        // per point: three scopes of the seven compared methods
+        assert_eq!(lines.len(), 1 + 2 * 3 * COMPARED.len());
+        for want in [
+            "base,,,all,fmt,3.250,5.000,t1",
+            "base,,,workloads,fmt,2.667,3.000,w2",
+            "base,,,traces,fmt,5.000,5.000,t1",
+            "base,,,workloads,power5,2.667,3.000,w2",
+            "memory_latency=120,memory_latency,120,all,sfmt,3.250,5.000,t1",
+            "memory_latency=120,memory_latency,120,workloads,naive,2.667,3.000,w2",
+        ] {
+            assert!(lines.contains(&want), "no row `{want}` in\n{csv}");
+        }
+        let r = four_studies();
+        assert_eq!(worst(&r, "fmt", None), "t1");
+        assert_eq!(worst(&r, "fmt", Some("workload")), "w2");
+        assert_eq!(worst(&r, "fmt", Some("trace")), "t1");
+    }
+
+    /// The text table: the study's size, then per point each method's
+    /// average / maximum over all studies and FMT's worst study.
+    #[test]
+    fn the_text_table_has_a_row_per_point_with_every_method() {
+        let t = text(&base_and_latency(&four_studies()));
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 4, "{t}");
+        assert!(
+            lines[0].starts_with(
+                "Sweep: 1000 instructions after 500 of warm-up per run, 4 studies per point; error = "
+            ),
+            "{t}"
+        );
+        assert!(lines[1].starts_with("point ") && lines[1].ends_with("  fmt worst"));
+        let cells = "     3.250 / 5.000".repeat(COMPARED.len());
+        assert_eq!(lines[2], format!("base{}{cells}  t1", " ".repeat(20)));
+        assert_eq!(
+            lines[3],
+            format!("memory_latency=120{}{cells}  t1", " ".repeat(6))
+        );
+        assert_eq!(text(&[]), "");
+    }
+
     #[test]
     fn bad_vary_options_are_refused_naming_the_option() {
         for (vary, set, want) in [

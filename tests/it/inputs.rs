@@ -117,6 +117,40 @@ fn a_failed_run_leaves_its_stream_as_part_and_its_waveform_finished() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// The rate reported is every instruction the core committed, warm-up
+/// included, over the seconds reported (`cpistack bench` reads the count
+/// back from the two): 100 of warm-up and 2000 measured are 2100.
+#[test]
+fn the_rate_is_the_committed_instructions_over_the_seconds() {
+    let d = scratch("rate");
+    let t = tiny_trace(&d, 3_000);
+    let r = simulate(&trace_args(&t, 100, 2_000)).unwrap();
+    assert!(r.seconds > 0.0);
+    assert_eq!((r.instructions_per_second * r.seconds).round(), 2_100.0);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `run` and `config` fail on an illegal machine, naming the key, as
+/// `simulate` does: neither prints a report or "valid" and succeeds.
+#[test]
+fn run_and_config_refuse_an_illegal_machine() {
+    let machine = MachineArgs {
+        set: vec!["core.rob_entries=0".into()],
+        ..Default::default()
+    };
+    let mut a = trace_args(Path::new("never-opened.trace"), 0, 1);
+    a.machine = machine.clone();
+    let e = format!("{:#}", cpistack::run::run(&a).unwrap_err());
+    assert!(e.contains("rob_entries"), "{e}");
+    let c = cpistack::run::ConfigArgs {
+        print: false,
+        machine,
+        json: false,
+    };
+    let e = format!("{:#}", cpistack::run::config(&c).unwrap_err());
+    assert!(e.contains("rob_entries"), "{e}");
+}
+
 #[test]
 fn an_output_that_is_the_input_is_refused_before_anything_is_written() {
     let d = scratch("same");
