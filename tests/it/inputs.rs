@@ -531,6 +531,16 @@ fn a_stack_of_wrapped_counters_shows_no_share_no_cpi_and_no_base() {
     assert!(r.text().contains(" 300 cycles"), "{}", r.text());
 }
 
+/// The ten counters a stack reads, paired with `values` in this order:
+/// cycles, retired, l1i, l2i, itlb, bpred, l1d, l2d, dtlb, longlat.
+fn stack_counts(values: [u64; 10]) -> [(events::Counter, u64); 10] {
+    use events::Counter::*;
+    let order = [
+        Cycles, Retired, L1i, L2i, Itlb, Bpred, L1d, L2d, Dtlb, Longlat,
+    ];
+    std::array::from_fn(|i| (order[i], values[i]))
+}
+
 /// A view of hand-picked counters, `overflow` the sticky flags.
 fn stack_view(counts: [(events::Counter, u64); 10], overflow: u16) -> events::UnitView {
     let mut counters = events::Counters {
@@ -560,19 +570,7 @@ fn stack_rows(text: &str) -> std::collections::BTreeMap<String, Vec<String>> {
 /// counter over 400 and every share a counter over 1000, worked by hand.
 #[test]
 fn a_stack_report_gives_each_component_its_cpi_and_share() {
-    use events::Counter::*;
-    let counts = [
-        (Cycles, 1000),
-        (Retired, 400),
-        (L1i, 100),
-        (L2i, 50),
-        (Itlb, 20),
-        (Bpred, 80),
-        (L1d, 150),
-        (L2d, 60),
-        (Dtlb, 10),
-        (Longlat, 30),
-    ];
+    let counts = stack_counts([1000, 400, 100, 50, 20, 80, 150, 60, 10, 30]);
     let r = cpistack::report::StackReport::from_view(
         &events::Params::default(),
         &stack_view(counts, 0),
@@ -624,18 +622,7 @@ fn a_stack_report_gives_each_component_its_cpi_and_share() {
 #[test]
 fn a_stack_report_shows_no_ratio_it_cannot_derive() {
     use events::Counter::*;
-    let mut counts = [
-        (Cycles, 0),
-        (Retired, 0),
-        (L1i, 0),
-        (L2i, 0),
-        (Itlb, 0),
-        (Bpred, 0),
-        (L1d, 0),
-        (L2d, 0),
-        (Dtlb, 0),
-        (Longlat, 0),
-    ];
+    let mut counts = stack_counts([0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
     let report = |counts, overflow| {
         cpistack::report::StackReport::from_view(
             &events::Params::default(),
@@ -677,19 +664,7 @@ fn a_stack_report_shows_no_ratio_it_cannot_derive() {
 /// however many, and never when none is.
 #[test]
 fn a_stack_report_names_pending_penalties_whenever_one_is_held() {
-    use events::Counter::*;
-    let counts = [
-        (Cycles, 10),
-        (Retired, 10),
-        (L1i, 0),
-        (L2i, 0),
-        (Itlb, 0),
-        (Bpred, 0),
-        (L1d, 0),
-        (L2d, 0),
-        (Dtlb, 0),
-        (Longlat, 0),
-    ];
+    let counts = stack_counts([10, 10, 0, 0, 0, 0, 0, 0, 0, 0]);
     for held in 0..16u64 {
         let mut v = stack_view(counts, 0);
         v.pending = events::Pending {
