@@ -16,3 +16,12 @@ pub mod scenarios;
 pub mod stacks;
 pub mod vcdcheck;
 pub mod waves;
+
+/// For unit tests: `cpistack-NAME-PID` in the system's temporary directory,
+/// emptied of anything an earlier run left there (not created).
+#[cfg(test)]
+pub(crate) fn fresh_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("cpistack-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}

@@ -273,8 +273,7 @@ mod tests {
     use std::os::unix::fs::FileTypeExt;
 
     fn tmp(name: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("cpistack-paths-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
+        let d = crate::fresh_dir(&format!("paths-{name}"));
         std::fs::create_dir_all(&d).unwrap();
         d
     }
@@ -362,9 +361,7 @@ mod tests {
 
     #[test]
     fn made_dirs_are_undone_while_empty_and_kept_otherwise() {
-        let d = std::env::temp_dir().join(format!("cpistack-undo-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
+        let d = tmp("undo");
         // made three levels, undone: the existing parent stays
         let made = create_dir_undoable(&d.join("a/b/c"), "--out").unwrap();
         assert!(d.join("a/b/c").is_dir());

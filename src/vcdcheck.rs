@@ -284,7 +284,7 @@ mod tests {
 
     #[test]
     fn check_file_reads_the_file_and_names_one_it_cannot_open() {
-        let d = std::env::temp_dir().join(format!("cpistack-vcdcheck-{}", std::process::id()));
+        let d = crate::fresh_dir("vcdcheck");
         std::fs::create_dir_all(&d).unwrap();
         let f = d.join("good.vcd");
         std::fs::write(&f, GOOD).unwrap();

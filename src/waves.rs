@@ -1669,9 +1669,7 @@ mod tests {
     /// writing anything, a file of one of its names that it did not write.
     #[test]
     fn waves_regenerates_its_own_files_and_refuses_foreign_ones() {
-        let out =
-            std::env::temp_dir().join(format!("cpistack-waves-foreign-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&out);
+        let out = crate::fresh_dir("waves-foreign");
         let args = WavesCmdArgs {
             out: out.clone(),
             scenarios: vec!["mispredict".into()],
@@ -2067,9 +2065,7 @@ mod tests {
     /// which name the `mispredict` scenario's VCDs, and returns them.
     #[test]
     fn write_layout_writes_the_six_filters_and_both_layouts() {
-        let dir =
-            std::env::temp_dir().join(format!("cpistack-waves-layout-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::fresh_dir("waves-layout");
         let files = write_layout(&dir).unwrap();
         let names: Vec<&str> = (files.iter())
             .map(|p| p.file_name().unwrap().to_str().unwrap())
@@ -2109,8 +2105,7 @@ mod tests {
     /// and nothing is without `--vcd`.
     #[test]
     fn a_vcd_its_part_or_its_layout_that_is_the_input_is_refused() {
-        let d = std::env::temp_dir().join(format!("cpistack-waves-input-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
+        let d = crate::fresh_dir("waves-input");
         std::fs::create_dir_all(&d).unwrap();
         let a = WaveArgs {
             vcd: Some(d.join("w.vcd")),
@@ -2144,8 +2139,7 @@ mod tests {
     /// part file is left.
     #[test]
     fn finishing_the_waveforms_finishes_each_and_returns_the_first_error() {
-        let d = std::env::temp_dir().join(format!("cpistack-waves-finish-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
+        let d = crate::fresh_dir("waves-finish");
         let mut u = hw::Unit::new(Params::default()).unwrap();
         let late = Window { from: 100, to: 200 };
         let mut ts: Vec<Traced> = [("a.vcd", late), ("b.vcd", Window::ALL), ("c.vcd", late)]
