@@ -17,11 +17,37 @@ pub mod stacks;
 pub mod vcdcheck;
 pub mod waves;
 
-/// For unit tests: `cpistack-NAME-PID` in the system's temporary directory,
-/// emptied of anything an earlier run left there (not created).
+/// For unit tests: an empty directory `cpistack-NAME-PID` in the system's
+/// temporary directory, removed when the test passes and kept (a line on
+/// standard error names it) when the test fails.
 #[cfg(test)]
-pub(crate) fn fresh_dir(name: &str) -> std::path::PathBuf {
+pub(crate) fn fresh_dir(name: &str) -> TestDir {
     let d = std::env::temp_dir().join(format!("cpistack-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
-    d
+    std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+    TestDir(d)
+}
+
+/// A directory of [`fresh_dir`]: a `Path`, removed when dropped unless the
+/// thread is panicking.
+#[cfg(test)]
+pub(crate) struct TestDir(std::path::PathBuf);
+
+#[cfg(test)]
+impl std::ops::Deref for TestDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("kept the failed test's files in {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }

@@ -272,10 +272,8 @@ mod tests {
     #[cfg(unix)]
     use std::os::unix::fs::FileTypeExt;
 
-    fn tmp(name: &str) -> std::path::PathBuf {
-        let d = crate::fresh_dir(&format!("paths-{name}"));
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    fn tmp(name: &str) -> crate::TestDir {
+        crate::fresh_dir(&format!("paths-{name}"))
     }
 
     /// A regular (or missing) output goes through `FILE.part`; a named pipe
@@ -325,7 +323,6 @@ mod tests {
         let dangling = d.join("dangling.bin");
         std::os::unix::fs::symlink(d.join("nowhere"), &dangling).unwrap();
         assert_eq!(part_path(&dangling), d.join("dangling.bin.part"));
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
@@ -382,7 +379,6 @@ mod tests {
         std::fs::write(d.join("p/q/f"), "").unwrap();
         made.undo();
         assert!(d.join("p/q/f").is_file());
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
@@ -431,7 +427,6 @@ mod tests {
             .to_string();
         assert!(e.contains("give /dev/stdout"), "{e}");
         output_file(&d.join("-"), "--vcd").unwrap(); // a path, not the bare `-`
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
@@ -460,7 +455,6 @@ mod tests {
                 ("--vcd", d.join("l.vcd")),
             ])
             .is_err());
-            std::fs::remove_dir_all(&d).unwrap();
         }
     }
 
@@ -482,7 +476,6 @@ mod tests {
         std::os::unix::fs::symlink(d.join("b"), d.join("a")).unwrap();
         std::os::unix::fs::symlink(d.join("a"), d.join("b")).unwrap();
         assert_eq!(part_path(&d.join("a")), d.join("a.part"));
-        std::fs::remove_dir_all(&d).unwrap();
         // /dev/shm is a tmpfs of ordinary files: written through FILE.part
         if Path::new("/dev/shm").is_dir() {
             let f = Path::new("/dev/shm/cpistack-paths-test.vcd");

@@ -285,12 +285,11 @@ mod tests {
     #[test]
     fn check_file_reads_the_file_and_names_one_it_cannot_open() {
         let d = crate::fresh_dir("vcdcheck");
-        std::fs::create_dir_all(&d).unwrap();
         let f = d.join("good.vcd");
         std::fs::write(&f, GOOD).unwrap();
         let s = check_file(&f).unwrap();
         assert_eq!((s.vars, s.changes, s.last_time), (3, 7, 20));
-        std::fs::remove_dir_all(&d).unwrap();
+        std::fs::remove_dir_all(&*d).unwrap();
         let e = check_file(&f).unwrap_err();
         assert_eq!(e.line, 0);
         assert!(e.what.contains("good.vcd"), "{}", e.what);

@@ -1647,7 +1647,7 @@ mod tests {
     fn scenario_names_are_checked_before_writing() {
         let out = std::env::temp_dir().join(format!("cpistack-waves-names-{}", std::process::id()));
         let args = |s: &[&str]| WavesCmdArgs {
-            out: out.clone(),
+            out: out.to_path_buf(),
             scenarios: s.iter().map(|s| s.to_string()).collect(),
         };
         let e = write_scenarios(&args(&["mispredict", "nope"])).unwrap_err();
@@ -1671,7 +1671,7 @@ mod tests {
     fn waves_regenerates_its_own_files_and_refuses_foreign_ones() {
         let out = crate::fresh_dir("waves-foreign");
         let args = WavesCmdArgs {
-            out: out.clone(),
+            out: out.to_path_buf(),
             scenarios: vec!["mispredict".into()],
         };
         cmd(&args).unwrap();
@@ -1710,7 +1710,6 @@ mod tests {
         assert_eq!(std::fs::read(out.join("mispredict.vcd")).unwrap(), vcd);
         assert_eq!(std::fs::read(out.join("mispredict.gtkw")).unwrap(), layout);
         assert!(!out.join("mispredict.vcd.part").exists());
-        std::fs::remove_dir_all(&out).unwrap();
     }
 
     #[test]
@@ -2084,7 +2083,7 @@ mod tests {
             ]
         );
         for p in &files {
-            assert_eq!(p.parent(), Some(dir.as_path()));
+            assert_eq!(p.parent(), Some(&*dir));
         }
         let read = |n: &str| std::fs::read_to_string(dir.join(n)).unwrap();
         assert_eq!(read("fmt.gtkw"), gtkw(Variant::Fmt, "mispredict.vcd"));
@@ -2096,7 +2095,6 @@ mod tests {
             read("head.txt"),
             "0 none\n1 l1d\n2 l2d\n3 dtlb\n4 longlat\n5 other\n"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// `replay FILE --vcd W` is refused when a file it would write is FILE:
@@ -2106,7 +2104,6 @@ mod tests {
     #[test]
     fn a_vcd_its_part_or_its_layout_that_is_the_input_is_refused() {
         let d = crate::fresh_dir("waves-input");
-        std::fs::create_dir_all(&d).unwrap();
         let a = WaveArgs {
             vcd: Some(d.join("w.vcd")),
             window: None,
@@ -2130,7 +2127,6 @@ mod tests {
             assert!(WaveArgs::default().refuse_overwrite(&f, &both).is_ok());
             std::fs::remove_file(&f).unwrap();
         }
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     /// Finishing a run's waveforms finishes every one and returns the first
@@ -2165,6 +2161,5 @@ mod tests {
         for n in ["a.vcd", "a.vcd.part", "b.vcd.part", "c.vcd", "c.vcd.part"] {
             assert!(!d.join(n).exists(), "{n}");
         }
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -1064,7 +1064,7 @@ mod tests {
             assert!(!format!("{:?}", r.err()).contains("stands for"), "{set}");
         }
 
-        let dir = std::env::temp_dir().join(format!("cpistack-sources-t-{}", std::process::id()));
+        let dir = crate::fresh_dir("sources-t");
         std::fs::create_dir_all(dir.join("b")).unwrap();
         let a = dir.join("mlp.champsimtrace.xz");
         let b = dir.join("b").join("mlp.champsimtrace.xz");
@@ -1135,6 +1135,5 @@ mod tests {
                 format!("{opt}: {missing} is not a readable file")
             );
         }
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

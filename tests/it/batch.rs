@@ -4,17 +4,17 @@
 //! anywhere, chunk boundaries included, and the same verdict and final state on
 //! long random streams of both variants and several parameter sets.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::scratch::Scratch;
 
 use cpistack::check::{LockStep, Mismatch, CHUNK, MIN_PAR};
 use events::gen::{GenConfig, Generator};
 use events::{CounterUnit, CycleEvents, Params, Variant};
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cpistack-it-batch-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh scratch directory for one test, removed if it passes.
+fn tmp(name: &str) -> Scratch {
+    Scratch::new(&format!("batch-{name}"))
 }
 
 fn stream(p: Params, cfg: GenConfig, seed: u64, n: usize) -> Vec<CycleEvents> {
@@ -77,12 +77,12 @@ fn an_injected_fault_gives_the_same_mismatch_batched_and_per_cycle() {
                 let mut a = LockStep::new(p)
                     .unwrap()
                     .with_seed(seed)
-                    .with_waves_dir(Some(da.clone()));
+                    .with_waves_dir(Some(da.to_path_buf()));
                 a.inject_golden_fault_at(fault);
                 let mut b = LockStep::new(p)
                     .unwrap()
                     .with_seed(seed)
-                    .with_waves_dir(Some(db.clone()));
+                    .with_waves_dir(Some(db.to_path_buf()));
                 b.inject_golden_fault_at(fault);
                 let ma = per_cycle(&mut a, &s).expect("per-cycle finds the fault");
                 let mb = batched(&mut b, &s, cuts).expect("batched finds the fault");
@@ -113,8 +113,6 @@ fn an_injected_fault_gives_the_same_mismatch_batched_and_per_cycle() {
                 // the checker stays failed, batched or not
                 assert_eq!(b.run_batch(&s[..MIN_PAR * 2]).unwrap_err(), mb, "{ctx}");
                 assert_eq!(b.step(&s[0]).unwrap_err(), mb, "{ctx}");
-                let _ = std::fs::remove_dir_all(&da);
-                let _ = std::fs::remove_dir_all(&db);
             }
         }
     }

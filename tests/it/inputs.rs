@@ -7,16 +7,15 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::scratch::Scratch;
+
 use cpistack::run::{simulate, MachineArgs, RunArgs, VariantArg};
 use cpistack::stacks::{run_study, Settings, Source, StacksArgs};
 use events::CounterUnit;
 
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cpistack-inputs-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh scratch directory for one test, removed if it passes.
+fn scratch(name: &str) -> Scratch {
+    Scratch::new(&format!("inputs-{name}"))
 }
 
 /// A raw ChampSim trace of `n` plain (non-branch, no memory) instructions.
@@ -86,7 +85,6 @@ fn a_trace_that_ends_before_the_measurement_is_done_is_an_error() {
             "{m}"
         );
     }
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -114,7 +112,6 @@ fn a_failed_run_leaves_its_stream_as_part_and_its_waveform_finished() {
     assert!(ev.exists() && !d.join("run.bin.part").exists());
     let (_, it) = events::stream::open(&ev).unwrap();
     assert!(it.count() > 2_000);
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// The rate reported is every instruction the core committed, warm-up
@@ -127,7 +124,6 @@ fn the_rate_is_the_committed_instructions_over_the_seconds() {
     let r = simulate(&trace_args(&t, 100, 2_000)).unwrap();
     assert!(r.seconds > 0.0);
     assert_eq!((r.instructions_per_second * r.seconds).round(), 2_100.0);
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// `run` and `config` fail on an illegal machine, naming the key, as
@@ -208,7 +204,6 @@ fn an_output_that_is_the_input_is_refused_before_anything_is_written() {
         assert!(e.contains("would overwrite the input file"), "{e}");
         assert_eq!(std::fs::read(cfg).unwrap(), before);
     }
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -230,7 +225,6 @@ fn a_window_never_reached_keeps_an_earlier_waveform() {
         "an earlier waveform"
     );
     assert!(!d.join("w.vcd.part").exists());
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 fn stacks_args(out: PathBuf) -> StacksArgs {
@@ -263,7 +257,6 @@ fn stacks_refuse_an_out_that_is_a_file_before_running_anything() {
         // (no study ran: 13 runs of even 3000 instructions take far longer)
         assert!(t.elapsed().as_secs() < 5);
     }
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -294,7 +287,6 @@ fn stacks_on_a_trace_shorter_than_asked_fail_and_name_it() {
     );
     assert!(!d.join("new").exists());
     assert!(d.is_dir());
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -366,7 +358,6 @@ fn overrides_that_must_change_together_are_validated_once_after_the_last() {
     };
     let e = format!("{:#}", m.build().unwrap_err());
     assert!(e.contains("line"), "{e}");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -399,7 +390,6 @@ fn a_configuration_key_set_twice_is_refused_and_a_bad_file_is_named() {
         e.contains("with the --set overrides: `core.rob_entries`"),
         "{e}"
     );
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// `--vcd` written directly (`/dev/stdout`, a named pipe) holds one variant:
@@ -426,7 +416,6 @@ fn a_direct_vcd_with_two_variants_is_refused_before_the_run() {
     a.waves.vcd = Some(d.join("w.vcd"));
     simulate(&a).unwrap();
     assert!(d.join("w.vcd").exists() && d.join("w-sfmt.vcd").exists());
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// The stream `run --events` records names the variant the run drove (the
@@ -459,7 +448,6 @@ fn a_recorded_stream_replays_the_variant_that_was_run() {
             "{v:?}: the replay's counters are the run's"
         );
     }
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// `--ideal` adds switches; a `--set ideal.X=false` for a switch it turns on
@@ -845,7 +833,6 @@ fn sweep_writes_every_point_and_its_check_finds_what_was_changed() {
     std::fs::write(d.join("third/sweep.csv"), mixed).unwrap();
     let e = format!("{:#}", sweep::check_sweep(&d.join("third")).unwrap_err());
     assert!(e.contains("studies other sources"), "{e}");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// A failed sweep leaves no directory it made; a sweep refuses an `--out`
@@ -926,5 +913,4 @@ fn sweep_cleans_up_refuses_old_points_and_finds_unlisted_ones() {
     std::fs::write(out.join("sweep.csv"), fewer).unwrap();
     let e = format!("{:#}", sweep::check_sweep(&out).unwrap_err());
     assert!(e.contains("memory_latency=120 not in sweep.csv"), "{e}");
-    let _ = std::fs::remove_dir_all(&d);
 }

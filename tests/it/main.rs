@@ -4,6 +4,7 @@ mod inputs;
 mod props;
 mod rules;
 mod scenarios;
+mod scratch;
 mod sim;
 mod stacks;
 mod traces;

@@ -81,8 +81,7 @@ fn stacks_point_at_the_bottleneck() {
 
 #[test]
 fn an_events_file_replays_to_the_same_cycles() {
-    let dir = std::env::temp_dir().join(format!("cpistack-sim-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch::Scratch::new("sim-events");
     let path = dir.join("run.jsonl");
     let mut a = args("patterns", 3_000, 2);
     a.events = Some(path.clone());
@@ -90,7 +89,6 @@ fn an_events_file_replays_to_the_same_cycles() {
     let (params, iter) = events::stream::open(&path).unwrap();
     assert_eq!(params.rob_entries, 128);
     let n = iter.count() as u64;
-    let _ = std::fs::remove_dir_all(&dir);
     // every cycle was written, the warm-up ones included
     assert!(n >= r.cycles, "{n} bundles for {} counted cycles", r.cycles);
 }

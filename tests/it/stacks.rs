@@ -426,8 +426,7 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
         vec![suite_source("balanced"), suite_source("mlp")],
         &settings(10_000, 2_000),
     );
-    let dir = std::env::temp_dir().join(format!("cpistack-stacks-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch::Scratch::new("stacks-files");
     stacks::write_all(&r, &dir).unwrap();
     stacks::check_dir(&dir).unwrap();
     let json: serde_json::Value =
@@ -731,7 +730,6 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
         assert!(!text.contains("<i>x&y<"), "{file}: the name is markup");
         assert!(text.contains("&lt;i&gt;x&amp;y&lt;"), "{file}");
     }
-    std::fs::remove_dir_all(&dir).ok();
     assert!(stacks::xml_well_formed("<svg><g></svg>").is_err());
     assert!(stacks::xml_well_formed("<svg a=\"1\"><g/></svg>").is_ok());
 }

@@ -8,16 +8,16 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::scratch::Scratch;
+
 use cpistack::check::LockStep;
 use cpistack::waves::{self, VcdTracer, Window};
 use events::gen::{GenConfig, Generator};
 use events::{Counter, CounterUnit, CycleEvents, Params, Variant};
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cpistack-it-waves-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh scratch directory for one test, removed if it passes.
+fn tmp(name: &str) -> Scratch {
+    Scratch::new(&format!("waves-{name}"))
 }
 
 fn check(path: &Path) -> cpistack::vcdcheck::VcdSummary {
@@ -352,7 +352,7 @@ fn a_mismatch_leaves_a_valid_waveform_covering_the_failing_cycle() {
         let mut ls = LockStep::new(p)
             .unwrap()
             .with_seed(42)
-            .with_waves_dir(Some(dir.clone()));
+            .with_waves_dir(Some(dir.to_path_buf()));
         ls.inject_golden_fault_at(fault);
         let mut err = None;
         for ev in Generator::new(p, GenConfig::realistic(), 42).take(3000) {
@@ -467,7 +467,7 @@ fn gtkwave_loads_each_layout_without_warning() {
         let sc = cpistack::scenarios::by_name(name).unwrap();
         assert_eq!(sc.params == Params::default(), !only);
         waves::cmd(&waves::WavesCmdArgs {
-            out: dir.clone(),
+            out: dir.to_path_buf(),
             scenarios: if only { vec![name.to_string()] } else { vec![] },
         })
         .unwrap();
@@ -487,7 +487,8 @@ fn gtkwave_loads_each_layout_without_warning() {
 /// GTKWave, run in `dir`, opens each layout (with its VCD when one is given)
 /// without a warning, shows every trace of it and loads `bundles` cycles.
 fn gtkwave_loads_layouts(dir: &Path, bundles: usize, layouts: &[(String, Option<PathBuf>)]) {
-    let probe = tmp("gtkwave-probe").join("probe.tcl");
+    let probe_dir = tmp("gtkwave-probe");
+    let probe = probe_dir.join("probe.tcl");
     for (gtkw, vcd) in layouts {
         std::fs::write(
             &probe,
