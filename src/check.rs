@@ -1145,4 +1145,166 @@ mod tests {
             );
         }
     }
+
+    /// A mismatch reads as its variant, cycle, field and both values, then
+    /// the seed (or that there was none), the waveform when one was written,
+    /// and the last bundles, oldest first, each by its index and as a JSONL
+    /// stream writes it (the fields that differ from an idle counted cycle).
+    #[test]
+    fn a_mismatch_reads_as_its_field_values_seed_waveform_and_last_bundles() {
+        let off_retire = CycleEvents {
+            count_enable: false,
+            dispatched: 2,
+            retired: 1,
+            ..CycleEvents::default()
+        };
+        let mut m = Mismatch {
+            variant: Variant::Sfmt,
+            cycle: 41,
+            field: "counters.bpred".into(),
+            golden: "7".into(),
+            hw: "8".into(),
+            seed: Some(9),
+            last: vec![(40, CycleEvents::default()), (41, off_retire)],
+            waves: Some("waves/mismatch-sfmt-seed9-cycle41.vcd".into()),
+        };
+        assert_eq!(
+            m.to_string(),
+            "lock-step mismatch (sfmt) after cycle 41: field `counters.bpred`: golden = 7, hw = 8\n\
+             \x20 seed: 9\n\
+             \x20 waveform: waves/mismatch-sfmt-seed9-cycle41.vcd\n\
+             \x20 last 2 bundles (oldest first):\n\
+             \x20           40: {}\n\
+             \x20           41: {\"count_enable\":false,\"dispatched\":2,\"retired\":1}\n"
+        );
+        m.seed = None;
+        m.waves = None;
+        m.last.truncate(1);
+        assert_eq!(
+            m.to_string(),
+            "lock-step mismatch (sfmt) after cycle 41: field `counters.bpred`: golden = 7, hw = 8\n\
+             \x20 seed: none (not a random run)\n\
+             \x20 last 1 bundles (oldest first):\n\
+             \x20           40: {}\n"
+        );
+    }
+
+    /// The checker gives back the parameters it was built with, counts every
+    /// bundle stepped, one at a time or in batches long enough for two
+    /// threads (`MIN_PAR` and more) or not, and keeps the last 16 of them,
+    /// with their indices, either way.
+    #[test]
+    fn the_checker_keeps_its_parameters_and_counts_and_remembers_every_bundle() {
+        let mut p = Params::default().with_variant(Variant::Sfmt);
+        p.set("fmt_rows", "4").unwrap();
+        p.set("rob_entries", "20").unwrap();
+        let s: Vec<CycleEvents> = Generator::new(p, GenConfig::realistic(), 4)
+            .take(3 + 2 * CHUNK + 5 + 10)
+            .collect();
+        let last = |n: usize| -> Vec<(u64, CycleEvents)> {
+            (n.saturating_sub(HISTORY)..n)
+                .map(|i| (i as u64, s[i]))
+                .collect()
+        };
+        let mut ls = LockStep::new(p).unwrap().with_waves_dir(None);
+        assert_eq!(*ls.params(), p);
+        assert_eq!((ls.cycles(), ls.history()), (0, vec![]));
+        for ev in &s[..3] {
+            ls.step(ev).unwrap();
+        }
+        assert_eq!((ls.cycles(), ls.history()), (3, last(3)));
+        let n = 3 + 2 * CHUNK + 5;
+        ls.run_batch(&s[3..n]).unwrap();
+        assert_eq!((ls.cycles(), ls.history()), (n as u64, last(n)));
+        ls.run_batch(&s[n..]).unwrap();
+        assert_eq!((ls.cycles(), ls.history()), (s.len() as u64, last(s.len())));
+    }
+
+    /// A panic in `golden`'s thread of the batched path (here a fault that
+    /// panics when golden sees bundle 3000, in the third chunk) surfaces from
+    /// `run_batch` instead of leaving `hw`'s thread waiting for a record that
+    /// never comes.
+    #[test]
+    fn a_panic_on_goldens_thread_surfaces_from_run_batch() {
+        let p = Params::default();
+        let s: Vec<CycleEvents> = Generator::new(p, GenConfig::realistic(), 6)
+            .take(4 * CHUNK)
+            .collect();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut ls = LockStep::new(p).unwrap().with_waves_dir(None);
+            ls.inject_golden_fault(3000, |_| panic!("golden's step panics"));
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _ = ls.run_batch(&s);
+            }));
+            let _ = tx.send(r.is_err());
+        });
+        let panicked = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("run_batch returns (by panicking) within 60 s");
+        assert!(panicked, "the panic surfaces from run_batch");
+    }
+
+    /// A batch of `MIN_PAR` bundles or more steps golden on a thread of its
+    /// own, in parallel with hw on the calling thread; a shorter one goes
+    /// cycle by cycle on the calling thread. (A fault that changes nothing
+    /// tells which thread golden stepped the bundle on.)
+    #[test]
+    fn golden_steps_on_its_own_thread_from_min_par_bundles_on() {
+        static SEEN: std::sync::Mutex<Vec<std::thread::ThreadId>> =
+            std::sync::Mutex::new(Vec::new());
+        let p = Params::default();
+        let s: Vec<CycleEvents> = Generator::new(p, GenConfig::realistic(), 8)
+            .take(MIN_PAR)
+            .collect();
+        let golden_thread = |n: usize| {
+            let mut ls = LockStep::new(p).unwrap().with_waves_dir(None);
+            ls.inject_golden_fault(n as u64 - 1, |_| {
+                SEEN.lock().unwrap().push(std::thread::current().id())
+            });
+            ls.run_batch(&s[..n]).unwrap();
+            let seen = std::mem::take(&mut *SEEN.lock().unwrap());
+            assert_eq!(seen.len(), 1, "{n} bundles: golden saw the last once");
+            seen[0]
+        };
+        let here = std::thread::current().id();
+        assert_eq!(golden_thread(1), here);
+        assert_eq!(golden_thread(MIN_PAR - 1), here);
+        assert_ne!(golden_thread(MIN_PAR), here);
+    }
+
+    /// The room `run_batch` gives a record holds the largest one: for the
+    /// largest sFMT unit (256 rows, ROB 4096, so 64 I-miss words, 128 record
+    /// words) with every row live, a record is the 41 view words, 256 rows of
+    /// columns and the 128 I-miss words, and the room is that and the
+    /// read-out's spill; in FMT there are no I-miss words.
+    #[test]
+    fn a_records_room_holds_every_live_row_and_every_imiss_word() {
+        let mut p = Params::default().with_variant(Variant::Sfmt);
+        p.set("fmt_rows", "256").unwrap();
+        p.set("rob_entries", "4096").unwrap();
+        for (v, imiss_words) in [(Variant::Sfmt, 128), (Variant::Fmt, 0)] {
+            let p = p.with_variant(v);
+            let u = Shown {
+                p,
+                v: UnitView {
+                    rob_count: 4096,
+                    imiss_bits: 1,
+                    ..UnitView::default()
+                },
+                rows: (0..256)
+                    .map(|i| RowView {
+                        penalty: i,
+                        ..RowView::default()
+                    })
+                    .collect(),
+                imiss: (0..4096).map(|id| id == 4095).collect(),
+            };
+            let mut enc = Enc::new(&p);
+            let largest = VIEW_WORDS + ROW_COLUMNS * 256 + imiss_words;
+            assert_eq!(enc.max_words(), largest + ROW_SPILL, "{v}");
+            let mut out = vec![0u32; enc.max_words()];
+            assert_eq!(enc.push(&u, &mut out, 0), largest, "{v}");
+        }
+    }
 }

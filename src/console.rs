@@ -92,4 +92,98 @@ mod tests {
         assert_eq!(super::count(1, "cycle"), "1 cycle");
         assert_eq!(super::count(2, "instruction"), "2 instructions");
     }
+
+    /// Runs `body` with standard output (file descriptor 1) pointed at `to`,
+    /// then points it back. Serialised: file descriptor 1 is the process's.
+    #[cfg(unix)]
+    fn with_stdout<T>(to: &std::fs::File, body: impl FnOnce() -> T) -> T {
+        use std::io::Write as _;
+        use std::os::fd::AsRawFd;
+        static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = std::io::stdout().flush();
+        // SAFETY: `dup` and `dup2` on descriptors this process holds open;
+        // descriptor 1 is restored before returning, panic or not.
+        let saved = unsafe { libc::dup(1) };
+        assert!(saved >= 0, "dup(1)");
+        assert_eq!(unsafe { libc::dup2(to.as_raw_fd(), 1) }, 1, "dup2");
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+        let _ = std::io::stdout().flush();
+        // SAFETY: as above; `saved` is ours and closed once.
+        unsafe {
+            libc::dup2(saved, 1);
+            libc::close(saved);
+        }
+        r.unwrap_or_else(|p| std::panic::resume_unwind(p))
+    }
+
+    /// A directory of its own under the temporary directory, made empty.
+    #[cfg(unix)]
+    fn tmp(name: &str) -> std::path::PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("cpistack-console-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    /// `is_stdout` holds for the file standard output is and for
+    /// `/dev/stdout`, which names it, and not for another file of the same
+    /// directory (so the same device), nor for one that does not exist; and
+    /// never while standard output is `/dev/null`, not even for `/dev/null`
+    /// itself, whose inode every open shares.
+    #[cfg(unix)]
+    #[test]
+    fn a_path_is_standard_output_only_if_it_is_the_same_file_and_not_a_device() {
+        use super::is_stdout;
+        use std::path::Path;
+        let d = tmp("is-stdout");
+        let (a, b) = (d.join("a"), d.join("b"));
+        let fa = std::fs::File::create(&a).unwrap();
+        std::fs::File::create(&b).unwrap();
+        let seen = with_stdout(&fa, || {
+            [
+                is_stdout(&a),
+                is_stdout(Path::new("/dev/stdout")),
+                is_stdout(&b),
+                is_stdout(&d.join("none")),
+            ]
+        });
+        assert_eq!(seen, [true, true, false, false], "a, /dev/stdout, b, none");
+        let null = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/null")
+            .unwrap();
+        let seen = with_stdout(&null, || {
+            [
+                is_stdout(Path::new("/dev/null")),
+                is_stdout(Path::new("/dev/stdout")),
+                is_stdout(&a),
+            ]
+        });
+        assert_eq!(seen, [false, false, false], "/dev/null, /dev/stdout, a");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// The reports go to standard error exactly while one of the outputs
+    /// last given is standard output, and back to standard output after.
+    #[cfg(unix)]
+    #[test]
+    fn reports_go_to_standard_error_only_while_an_output_is_standard_output() {
+        use super::{report_to_stderr_if_stdout_among, to_stderr};
+        let d = tmp("to-stderr");
+        let (a, b) = (d.join("a"), d.join("b"));
+        let fa = std::fs::File::create(&a).unwrap();
+        std::fs::File::create(&b).unwrap();
+        let seen = with_stdout(&fa, || {
+            let mut seen = Vec::new();
+            for outputs in [&[&b][..], &[&b, &a], &[]] {
+                let yes = report_to_stderr_if_stdout_among(outputs.iter().map(|p| p.as_path()));
+                seen.push((yes, to_stderr()));
+            }
+            seen
+        });
+        assert_eq!(seen, [(false, false), (true, true), (false, false)]);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 }

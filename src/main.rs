@@ -983,4 +983,138 @@ mod tests {
         let p = a.apply(Params::default()).unwrap();
         assert_eq!((p.fmt_rows, p.rob_entries), (8, 16));
     }
+
+    /// `bench --cycles` takes 1 to 50 000 000 and refuses 0 and one more than
+    /// the most, saying why.
+    #[test]
+    fn bench_takes_one_to_fifty_million_cycles() {
+        assert_eq!(bench_cycles("1"), Ok(1));
+        assert_eq!(bench_cycles("50000000"), Ok(50_000_000));
+        assert_eq!(bench_cycles("0"), Err("must be at least 1".to_string()));
+        assert_eq!(
+            bench_cycles("50000001"),
+            Err(
+                "at most 50000000 (the benchmark holds its streams in memory, \
+                 about 50 bytes a cycle)"
+                    .to_string()
+            )
+        );
+    }
+
+    /// `check` runs the check it is asked for: with `--vcd` it writes the
+    /// waveform of every cycle it checked (a valid VCD ending at time 2 x
+    /// cycles), and it refuses an illegal parameter, naming its `--set`.
+    #[test]
+    fn check_writes_its_waveform_and_refuses_an_illegal_parameter() {
+        let dir = std::env::temp_dir().join(format!("cpistack-check-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let vcd = dir.join("c.vcd");
+        let v = vcd.display().to_string();
+        let check = |args: &[&str]| {
+            let Cmd::Check(a) = parse(args).unwrap().cmd else {
+                panic!("not a check command");
+            };
+            cmd_check(&a)
+        };
+        check(&[
+            "check",
+            "--seed",
+            "3",
+            "--cycles",
+            "300",
+            "--variant",
+            "fmt",
+            "--vcd",
+            &v,
+        ])
+        .unwrap();
+        cpistack::vcdcheck::check_file(&vcd).unwrap();
+        assert!(dir.join("c.gtkw").exists(), "the layout beside the VCD");
+        let e = check(&["check", "--cycles", "10", "--set", "rob_entries=0"]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--set `rob_entries=0`: parameter `rob_entries` = 0 is illegal: 2..=4096"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `cost` costs the unit of the parameters given, so it refuses an
+    /// illegal one, naming its `--set`.
+    #[test]
+    fn cost_refuses_an_illegal_parameter() {
+        let Cmd::Cost(a) = parse(&["cost", "--set", "fmt_rows=0"]).unwrap().cmd else {
+            panic!("not a cost command");
+        };
+        assert_eq!(
+            cmd_cost(&a).unwrap_err().to_string(),
+            "--set `fmt_rows=0`: parameter `fmt_rows` = 0 is illegal: a power of two in 2..=256"
+        );
+    }
+
+    /// A replay returns the number of bundles it drove, stepped one at a
+    /// time or in `--check`'s batches (more than one batch here, the last
+    /// one partial).
+    #[test]
+    fn a_replay_counts_every_bundle_it_drove() {
+        use events::stream::{create, Format};
+        let n = BATCH + 2 * cpistack::check::MIN_PAR + 7;
+        let p = Params::default();
+        let path = std::env::temp_dir().join(format!("cpistack-count-{}.bin", std::process::id()));
+        let mut w = create(&path, Format::Bin, &p).unwrap();
+        for ev in Generator::new(p, Mix::Realistic.config(), 2).take(n) {
+            w.write(&ev).unwrap();
+        }
+        w.finish().unwrap();
+        let file = path.display().to_string();
+        for check in [false, true] {
+            let mut args = vec!["replay", file.as_str()];
+            if check {
+                args.push("--check");
+            }
+            let Cmd::Replay(a) = parse(&args).unwrap().cmd else {
+                panic!("not a replay command");
+            };
+            let (fp, stream) = events::stream::open(&a.file).unwrap();
+            let mut units = vec![if check {
+                Driven::Checked(Box::new(LockStep::new(fp).unwrap().with_waves_dir(None)))
+            } else {
+                Driven::Plain(Box::new(hw::Unit::new(fp).unwrap()))
+            }];
+            let got = drive_replay(&a, stream, &mut units, &mut [None]).unwrap();
+            assert_eq!(got, n as u64, "{args:?}");
+            assert_eq!(
+                units[0].hw().view().counters.value[0],
+                n as u64,
+                "{args:?}: cycles counted"
+            );
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    /// Each `--mix` draws the generator configuration of its name, for `check`
+    /// and `gen` alike; without one it is the realistic mix.
+    #[test]
+    fn each_mix_is_the_generator_configuration_of_its_name() {
+        for (args, want) in [
+            (&[][..], GenConfig::realistic()),
+            (&["--mix", "realistic"], GenConfig::realistic()),
+            (&["--mix", "stress"], GenConfig::stress()),
+            (&["--mix", "fill"], GenConfig::fill()),
+        ] {
+            let Cmd::Check(c) = parse(&[&["check"][..], args].concat()).unwrap().cmd else {
+                panic!("not a check command");
+            };
+            assert_eq!(c.mix.config(), want, "check {args:?}");
+            let Cmd::Gen(g) = parse(&[&["gen", "-o", "x.bin"][..], args].concat())
+                .unwrap()
+                .cmd
+            else {
+                panic!("not a gen command");
+            };
+            assert_eq!(g.mix.config(), want, "gen {args:?}");
+        }
+        assert_ne!(GenConfig::stress(), GenConfig::realistic());
+        assert_ne!(GenConfig::fill(), GenConfig::stress());
+    }
 }

@@ -1690,3 +1690,223 @@ fn an_id_past_the_rob_has_no_imiss_bit() {
     assert!(u.imiss_bit(0));
     assert!(!u.imiss_bit(4095) && !u.imiss_bit(4096) && !u.imiss_bit(u16::MAX));
 }
+
+/// A branch's row that collected stalls of two kinds charges both at its
+/// commit: one L1I and one L2I stall cycle while row 0 was the accumulation
+/// row give it I-counters [1, 1, 0], and its commit adds 1 to `l1i` and 1 to
+/// `l2i`, each kind to its own counter. (With the counter index `L1i + k`
+/// computed as `L1i * k`, l1i went to `cycles` and l2i to `l1i`; only itlb,
+/// `2 * 2 = 4`, landed right, and it was the only kind tested.)
+#[test]
+fn a_row_with_stalls_of_two_kinds_charges_both_at_commit() {
+    let mut u = unit(Variant::Fmt);
+    for fetch_stall in [FetchStall::L1i, FetchStall::L2i] {
+        ok(
+            &mut u,
+            CycleEvents {
+                fetch_stall,
+                ..idle()
+            },
+        );
+    }
+    ok(&mut u, fetch(1));
+    ok(&mut u, dispatch(1, 0b1));
+    assert_eq!(rows(&u)[0].l1i, 1);
+    assert_eq!(rows(&u)[0].l2i, 1);
+    assert_eq!(u.view().pending.l1i + u.view().pending.l2i, 2);
+    ok(
+        &mut u,
+        CycleEvents {
+            retired: 1,
+            ..idle()
+        },
+    );
+    assert_eq!(get(&u, Counter::L1i), 1);
+    assert_eq!(get(&u, Counter::L2i), 1);
+    assert_eq!(get(&u, Counter::Itlb), 0);
+    let p = u.view().pending;
+    assert_eq!((p.l1i, p.l2i, p.itlb), (0, 0, 0), "nothing left pending");
+}
+
+/// The window is full when the ROB is full or when `backend_full` says so,
+/// and also when both hold: with all 4 ROB entries taken and `backend_full`
+/// set, a cycle whose head waits for the L1D charges `l1d`, and the dispatched
+/// branch's penalty does not count (an XOR of the two conditions would take
+/// that cycle as not full).
+#[test]
+fn a_full_rob_and_a_full_backend_together_still_charge_the_head() {
+    let mut u = Unit::new(Params {
+        fmt_rows: 4,
+        rob_entries: 4,
+        ..Params::default()
+    })
+    .unwrap();
+    ok(&mut u, fetch(1));
+    ok(&mut u, dispatch(4, 0b1));
+    assert!(u.view().rob_full);
+    for backend_full in [false, true] {
+        ok(
+            &mut u,
+            CycleEvents {
+                head: HeadCause::L1d,
+                backend_full,
+                ..idle()
+            },
+        );
+    }
+    assert_eq!(get(&u, Counter::L1d), 2);
+    assert_eq!(rows(&u)[0].penalty, 0, "a full window holds the penalties");
+}
+
+/// sFMT: a flush clears the I-miss bits of exactly the squashed entries, and
+/// keeps those of the entries it keeps. ROB of 8. Across the wrap: head at
+/// id 6, ids 6, 7, 0, 1 dispatched, each with its bit; `flush(7)` squashes
+/// 7, 0 and 1, and only id 6's bit is left. Without a wrap: ids 0-5, bits on
+/// 0 and 1; `flush(2)` squashes the 4 ids 2-5 and both bits stay (a length
+/// taken as old count plus new, 6 + 2 = 8, cleared ids 2-9, wrapping onto 0
+/// and 1).
+#[test]
+fn sfmt_a_flush_clears_the_imiss_bits_of_the_squashed_ids_only() {
+    let unit8 = || {
+        Unit::new(Params {
+            fmt_rows: 4,
+            rob_entries: 8,
+            ..params(Variant::Sfmt)
+        })
+        .unwrap()
+    };
+    let flush = |x| CycleEvents {
+        squash: Squash::Flush(x),
+        ..wait()
+    };
+    let bits = |u: &Unit| (0..8).filter(|&id| u.imiss_bit(id)).collect::<Vec<u16>>();
+    // across the wrap
+    let mut u = unit8();
+    ok(&mut u, dispatch(4, 0));
+    ok(
+        &mut u,
+        CycleEvents {
+            dispatched: 2,
+            ..wait()
+        },
+    );
+    for n in [4, 2] {
+        ok(
+            &mut u,
+            CycleEvents {
+                retired: n,
+                ..idle()
+            },
+        );
+    }
+    assert_eq!((u.view().rob_head, u.view().rob_count), (6, 0));
+    ok(
+        &mut u,
+        CycleEvents {
+            dispatched: 4,
+            dispatched_imiss: 0b1111,
+            ..idle()
+        },
+    );
+    assert_eq!(bits(&u), [0, 1, 6, 7]);
+    ok(&mut u, flush(7));
+    assert_eq!((u.view().rob_count, u.regs().rob_tail), (1, 7));
+    assert_eq!(bits(&u), [6], "the bits of 7, 0 and 1 cleared, 6 kept");
+    assert_eq!(u.view().imiss_bits, 1);
+    // no wrap, four squashed, two kept
+    let mut u = unit8();
+    ok(
+        &mut u,
+        CycleEvents {
+            dispatched: 4,
+            dispatched_imiss: 0b11,
+            ..idle()
+        },
+    );
+    ok(
+        &mut u,
+        CycleEvents {
+            dispatched: 2,
+            ..wait()
+        },
+    );
+    ok(&mut u, flush(2));
+    assert_eq!((u.view().rob_count, u.regs().rob_tail), (2, 2));
+    assert_eq!(bits(&u), [0, 1], "the kept entries keep their bits");
+    assert_eq!(u.view().imiss_bits, 2);
+}
+
+/// A fetch stall lost at the maximum sets the sticky `saturated` flag in
+/// both variants, not only a lost penalty: with 1-bit locals, the first L1I
+/// stall cycle takes FMT's accumulation row (sFMT's shared counter) to 1,
+/// which loses nothing; the second is lost, the counter holds at 1 and the
+/// flag is set.
+#[test]
+fn a_stall_count_lost_at_the_maximum_sets_saturated_in_both_variants() {
+    for v in [Variant::Fmt, Variant::Sfmt] {
+        let mut u = Unit::new(Params {
+            local_bits: 1,
+            ..params(v)
+        })
+        .unwrap();
+        let stall = CycleEvents {
+            fetch_stall: FetchStall::L1i,
+            ..idle()
+        };
+        ok(&mut u, stall);
+        assert!(
+            !u.view().saturated,
+            "{v}: reaching the maximum loses nothing"
+        );
+        ok(&mut u, stall);
+        let counted = if v == Variant::Fmt {
+            rows(&u)[0].l1i
+        } else {
+            u.view().shared_i[0]
+        };
+        assert_eq!(counted, 1, "{v}: holds at 2^1 - 1");
+        assert!(u.view().saturated, "{v}: the lost stall sets the flag");
+    }
+}
+
+/// After a mispredicted branch commits before its correct path dispatches,
+/// `bpred` counts every cycle of the wait and stops in the cycle that
+/// dispatches (spec 4.1, and the dispatch cycle is the end of the refill):
+/// the branch commits with penalty 3, two idle cycles add 1 each (5), the
+/// dispatch cycle and the cycle after it add nothing (5).
+#[test]
+fn a_refill_pending_after_the_commit_counts_until_the_dispatch_cycle() {
+    let mut u = unit(Variant::Fmt);
+    ok(&mut u, fetch(1));
+    ok(&mut u, dispatch(2, 0b01)); // branch id 0, id 1
+    ok(&mut u, wait()); // penalty 1
+    ok(
+        &mut u,
+        CycleEvents {
+            squash: Squash::Mispredict(0),
+            ..wait()
+        },
+    ); // penalty 2, id 1 squashed
+    ok(
+        &mut u,
+        CycleEvents {
+            retired: 1,
+            ..idle()
+        },
+    ); // penalty 3, charged at the commit
+    assert_eq!(get(&u, Counter::Bpred), 3);
+    assert!(u.view().refill_pending);
+    for want in [4, 5] {
+        ok(&mut u, idle());
+        assert_eq!(get(&u, Counter::Bpred), want, "a refill cycle");
+    }
+    ok(&mut u, dispatch(1, 0));
+    assert_eq!(
+        get(&u, Counter::Bpred),
+        5,
+        "the dispatch cycle ends the refill"
+    );
+    assert!(!u.view().refill_pending);
+    ok(&mut u, wait());
+    assert_eq!(get(&u, Counter::Bpred), 5);
+}
