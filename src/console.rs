@@ -117,16 +117,6 @@ mod tests {
         r.unwrap_or_else(|p| std::panic::resume_unwind(p))
     }
 
-    /// A directory of its own under the temporary directory, made empty.
-    #[cfg(unix)]
-    fn tmp(name: &str) -> std::path::PathBuf {
-        let d =
-            std::env::temp_dir().join(format!("cpistack-console-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
-
     /// `is_stdout` holds for the file standard output is and for
     /// `/dev/stdout`, which names it, and not for another file of the same
     /// directory (so the same device), nor for one that does not exist; and
@@ -137,7 +127,7 @@ mod tests {
     fn a_path_is_standard_output_only_if_it_is_the_same_file_and_not_a_device() {
         use super::is_stdout;
         use std::path::Path;
-        let d = tmp("is-stdout");
+        let d = crate::fresh_dir("console-is-stdout");
         let (a, b) = (d.join("a"), d.join("b"));
         let fa = std::fs::File::create(&a).unwrap();
         std::fs::File::create(&b).unwrap();
@@ -162,7 +152,6 @@ mod tests {
             ]
         });
         assert_eq!(seen, [false, false, false], "/dev/null, /dev/stdout, a");
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     /// The reports go to standard error exactly while one of the outputs
@@ -171,7 +160,7 @@ mod tests {
     #[test]
     fn reports_go_to_standard_error_only_while_an_output_is_standard_output() {
         use super::{report_to_stderr_if_stdout_among, to_stderr};
-        let d = tmp("to-stderr");
+        let d = crate::fresh_dir("console-to-stderr");
         let (a, b) = (d.join("a"), d.join("b"));
         let fa = std::fs::File::create(&a).unwrap();
         std::fs::File::create(&b).unwrap();
@@ -184,6 +173,5 @@ mod tests {
             seen
         });
         assert_eq!(seen, [(false, false), (true, true), (false, false)]);
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }
