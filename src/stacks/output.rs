@@ -1612,7 +1612,20 @@ pub fn xml_well_formed(s: &str) -> std::result::Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{machine_html, machine_suffix, no_minus_zero};
+    use super::{machine_html, machine_suffix, no_minus_zero, short, METHODS};
+
+    /// Each method's column label in the text tables and charts is its own
+    /// (`ref`, `inverse`, `bp-last` for the three reference orders), and a
+    /// name that is no method's reads `?`.
+    #[test]
+    fn each_method_has_its_own_short_label() {
+        let labels = METHODS.map(short);
+        assert_eq!(
+            labels,
+            ["ref", "inverse", "bp-last", "fmt", "sfmt", "naive", "nonspec", "power5"]
+        );
+        assert_eq!(short("reference_standard"), "?");
+    }
 
     /// A report names its machine: nothing extra in the text for the
     /// default, each changed key as its `--set` otherwise, escaped in a page.

@@ -923,3 +923,142 @@ fn naive_methods_are_counts_times_fixed_penalties() {
         assert_eq!(r.summary[m].max_error_pp, e[0].max(e[1]), "{m}");
     }
 }
+
+/// The text table `cpistack stacks` prints: a title naming the instructions,
+/// the warm-up and the workloads' seeds; per study its CPI, its reference
+/// shares (`base` .. `longlat`) and its overlap; then each compared method's
+/// error under its short label; then the average and maximum per scope, the
+/// `all` scope only when there are both workloads and traces. Read back from
+/// the printed text and held to the report's own numbers.
+#[test]
+fn the_text_table_shows_each_studys_shares_and_errors_and_the_summaries() {
+    let r = run(
+        vec![suite_source("balanced"), suite_source("mlp")],
+        &settings(10_000, 2_000),
+    );
+    let nums = |line: &str| -> Vec<f64> {
+        line.split_whitespace()
+            .skip(1)
+            .map(|x| x.parse().unwrap_or_else(|_| panic!("{x} in `{line}`")))
+            .collect()
+    };
+    let near = |got: &[f64], want: &[f64], tol: f64, what: &str| {
+        assert_eq!(got.len(), want.len(), "{what}");
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() <= tol, "{what}: printed {g}, report {w}");
+        }
+    };
+    let table = stacks::text_table(&r);
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(
+        lines[0],
+        "CPI stacks: 10000 instructions after 2000 of warm-up per run, workload seed 1; \
+         shares of the real run's cycles (%), reference = standard order"
+    );
+    let head: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(head[..2], ["workload", "CPI"]);
+    assert_eq!(head[2..11], COMPONENTS);
+    assert_eq!(head[11], "ovl%");
+    for (st, line) in r.studies.iter().zip(&lines[2..4]) {
+        assert!(line.starts_with(&st.name), "{line}");
+        let mut want = vec![st.cpi];
+        want.extend((st.stacks["reference"].iter()).map(|&c| 100.0 * c as f64 / st.cycles as f64));
+        let got = nums(line);
+        near(&got[..1], &want[..1], 5e-4, &st.name);
+        near(&got[1..10], &want[1..], 0.05 + 1e-9, &st.name);
+        near(&got[10..], &[100.0 * st.overlap.fraction], 5e-3, &st.name);
+    }
+    assert_eq!(lines[4], "");
+    assert!(lines[5].starts_with("Error: max over components"));
+    let labels: Vec<&str> = lines[6].split_whitespace().collect();
+    assert_eq!(
+        labels,
+        ["workload", "fmt", "sfmt", "naive", "nonspec", "power5", "inverse", "bp-last"]
+    );
+    for (st, line) in r.studies.iter().zip(&lines[7..9]) {
+        assert!(line.starts_with(&st.name), "{line}");
+        let want: Vec<f64> = COMPARED.iter().map(|m| st.errors_pp[*m]).collect();
+        near(&nums(line), &want, 5e-3, &st.name);
+    }
+    let scope_rows = |table: &str| -> Vec<String> {
+        (table.lines())
+            .filter(|l| l.starts_with("avg (") || l.starts_with("max ("))
+            .map(|l| l.split(')').next().unwrap().to_string() + ")")
+            .collect()
+    };
+    assert_eq!(scope_rows(&table), ["avg (synthetic)", "max (synthetic)"]);
+    let avg = lines
+        .iter()
+        .find(|l| l.starts_with("avg (synthetic)"))
+        .unwrap();
+    let max = lines
+        .iter()
+        .find(|l| l.starts_with("max (synthetic)"))
+        .unwrap();
+    let of = |f: fn(&stacks::Summary) -> f64| -> Vec<f64> {
+        COMPARED
+            .iter()
+            .map(|m| f(&r.summary_workloads[*m]))
+            .collect()
+    };
+    near(
+        &nums(&avg.replace(" (synthetic)", "")),
+        &of(|s| s.avg_error_pp),
+        5e-3,
+        "avg",
+    );
+    near(
+        &nums(&max.replace(" (synthetic)", "")),
+        &of(|s| s.max_error_pp),
+        5e-3,
+        "max",
+    );
+    assert_eq!(lines.len(), 11);
+
+    // the second study as a trace: the scopes of both and `all`
+    let mut both = r.clone();
+    both.studies[1].kind = "trace".into();
+    both.studies[1].seed = None;
+    both.summary_workloads = stacks::summarise(both.studies[..1].iter());
+    both.summary_traces = stacks::summarise(both.studies[1..].iter());
+    let t = stacks::text_table(&both);
+    assert!(
+        t.lines().next().unwrap().contains(", workload seed 1;"),
+        "{t}"
+    );
+    assert_eq!(
+        scope_rows(&t),
+        [
+            "avg (synthetic)",
+            "max (synthetic)",
+            "avg (traces)",
+            "max (traces)",
+            "avg (all)",
+            "max (all)"
+        ]
+    );
+    // traces only: one scope, no seed
+    let mut traces = both.clone();
+    traces.studies[0].kind = "trace".into();
+    traces.studies[0].seed = None;
+    traces.summary_traces = traces.summary.clone();
+    traces.summary_workloads.clear();
+    let t = stacks::text_table(&traces);
+    assert!(
+        t.lines()
+            .next()
+            .unwrap()
+            .starts_with("CPI stacks: 10000 instructions after 2000 of warm-up per run; shares"),
+        "{t}"
+    );
+    assert_eq!(scope_rows(&t), ["avg (traces)", "max (traces)"]);
+    // two seeds: both named, each once, in the order met
+    let mut seeds = r.clone();
+    seeds.studies[1].seed = Some(7);
+    seeds.studies.push(r.studies[0].clone());
+    let t = stacks::text_table(&seeds);
+    assert!(
+        t.lines().next().unwrap().contains(", workload seeds 1, 7;"),
+        "{t}"
+    );
+}
