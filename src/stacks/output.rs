@@ -1612,7 +1612,26 @@ pub fn xml_well_formed(s: &str) -> std::result::Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{machine_html, machine_suffix, no_minus_zero, short, METHODS};
+    use super::{close, machine_html, machine_suffix, no_minus_zero, short, METHODS};
+
+    /// `close` forgives a relative difference of 1e-9 (the rounding of a
+    /// sum of shares or quotients), measured against the larger value, or
+    /// an absolute one of 1e-9 near zero, and nothing more.
+    #[test]
+    fn close_forgives_one_part_in_a_billion() {
+        for (a, b, want) in [
+            (1e6, 1e6 * (1.0 + 5e-10), true),
+            (1e6, 1e6 * (1.0 + 2e-9), false),
+            (-1e6, -1e6 * (1.0 + 5e-10), true),
+            (0.0, 5e-10, true),
+            (0.0, 2e-9, false),
+            (0.5, 0.5 + 5e-10, true),
+            (0.5, 0.5 + 2e-9, false),
+        ] {
+            assert_eq!(close(a, b), want, "{a} {b}");
+            assert_eq!(close(b, a), want, "{b} {a}");
+        }
+    }
 
     /// Each method's column label in the text tables and charts is its own
     /// (`ref`, `inverse`, `bp-last` for the three reference orders), and a
