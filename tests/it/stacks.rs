@@ -549,6 +549,18 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
         &|j| j["studies"][1]["penalties"]["fmt"]["l2d"] = 1.5.into(),
         "study `mlp`: penalties.fmt is",
     );
+    // a penalty given where there was no event to divide by (null in the
+    // file: no L1 I-miss in `mlp`), and the other way round
+    assert!(json["studies"][1]["penalties"]["fmt"]["l1i"].is_null());
+    edit_json(
+        &|j| j["studies"][1]["penalties"]["fmt"]["l1i"] = 9.0.into(),
+        "study `mlp`: penalties.fmt is",
+    );
+    assert!(json["studies"][1]["penalties"]["fmt"]["l2d"].is_number());
+    edit_json(
+        &|j| j["studies"][1]["penalties"]["fmt"]["l2d"] = serde_json::Value::Null,
+        "study `mlp`: penalties.fmt is",
+    );
     edit_json(
         &|j| j["studies"][0]["stats"]["cycles"] = 1.into(),
         "study `balanced`: stats.cycles is 1",
