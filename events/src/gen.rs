@@ -546,12 +546,17 @@ struct Pend {
 }
 
 /// Random legal bundles; an infinite [`Iterator`]. See the module documentation.
+///
+/// Every decision comes from the words of `R` (by default the seeded
+/// xoshiro256++ of [`new`](Self::new)); [`with_rng`](Self::with_rng) takes any
+/// other source, such as a fuzzer's bytes (`cpistack::fuzz`): whatever the
+/// words, the bundles are legal.
 #[derive(Clone, Debug)]
-pub struct Generator {
+pub struct Generator<R: RngCore = Xoshiro256PlusPlus> {
     p: Params,
     cfg: GenConfig,
     k: Knobs,
-    rng: Xoshiro256PlusPlus,
+    rng: R,
     now: u64,
     // ROB
     rob: Vec<Entry>,
@@ -602,6 +607,14 @@ impl Generator {
     /// A generator for a unit with `params`, driven by `cfg`, deterministic per
     /// `seed`; an error names the bad parameter or knob.
     pub fn try_new(params: Params, cfg: GenConfig, seed: u64) -> Result<Self, GenError> {
+        Generator::with_rng(params, cfg, Xoshiro256PlusPlus::seed_from_u64(seed))
+    }
+}
+
+impl<R: RngCore> Generator<R> {
+    /// A generator whose decisions are the words of `rng`; an error names the
+    /// bad parameter or knob.
+    pub fn with_rng(params: Params, cfg: GenConfig, rng: R) -> Result<Self, GenError> {
         params.validate()?;
         cfg.validate()?;
         let k = Knobs::new(&cfg);
@@ -609,7 +622,7 @@ impl Generator {
         Ok(Self {
             p: params,
             k,
-            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            rng,
             now: 0,
             rob: vec![Entry::default(); params.rob_entries as usize],
             rob_head: 0,
@@ -1034,7 +1047,7 @@ impl Generator {
     }
 }
 
-impl Iterator for Generator {
+impl<R: RngCore> Iterator for Generator<R> {
     type Item = CycleEvents;
     #[inline]
     fn next(&mut self) -> Option<CycleEvents> {

@@ -442,16 +442,24 @@ impl Config {
     /// also in a section the file gives in part: `[l2] latency = 12` keeps the
     /// 1 MB, 8-way L2 (not the 16 KB of a default-constructed [`CacheCfg`]).
     pub fn load(path: &std::path::Path) -> Result<Config, SimError> {
-        let err = |e: &dyn std::fmt::Display| SimError::Config(format!("{}: {e}", path.display()));
-        let text = read_config_text(path).map_err(|e| err(&e))?;
-        // a byte-order mark some editors put first is not part of the text
-        // (TOML allows one; JSON parsers refuse it)
-        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-        // a typed parse first, for its errors (unknown keys, wrong types, with the
-        // place in the file); then the given keys laid over the machine's defaults
+        let text = read_config_text(path)
+            .map_err(|e| SimError::Config(format!("{}: {e}", path.display())))?;
         let toml = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+        Config::parse(&text, toml, &path.display().to_string())
+    }
+
+    /// The configuration a file's `text` gives, read as TOML if `toml` and as
+    /// JSON otherwise, unvalidated, as [`load`](Self::load) reads a file;
+    /// errors begin with `name`.
+    pub fn parse(text: &str, toml: bool, name: &str) -> Result<Config, SimError> {
+        let err = |e: &dyn std::fmt::Display| SimError::Config(format!("{name}: {e}"));
+        // a byte-order mark some editors put first is not part of the text
+        // (TOML allows one; JSON parsers refuse it)
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        // a typed parse first, for its errors (unknown keys, wrong types, with the
+        // place in the file); then the given keys laid over the machine's defaults
         let given: serde_json::Value = if toml {
             toml::from_str::<Config>(text).map_err(|e| err(&e))?;
             let t: toml::Table = toml::from_str(text).map_err(|e| err(&e))?;
