@@ -5,7 +5,7 @@ BIN   := target/release/cpistack
 # The shared ChampSim traces live beside the repository.
 TRACES ?= ../shared/traces
 
-.PHONY: test-deps all build release demo verify lint fmt test smoke bench clean waves screenshot stacks-smoke paper sweep report-screenshot
+.PHONY: test-deps all build release demo verify lint fmt test smoke bench clean waves screenshot stacks-smoke paper sweep report-screenshot fuzz
 
 all: build
 
@@ -91,6 +91,23 @@ smoke: release
 ## bench: throughput figures (release).
 bench: release
 	$(BIN) bench --json
+
+## fuzz: coverage-guided fuzzing of the targets in src/fuzz.rs under libFuzzer
+## (cargo-fuzz, installed if missing, and the nightly toolchain; not part of
+## `verify`, whose test replays fuzz/seeds and fuzz/regressions on stable).
+## FUZZ_SECONDS per target; FUZZ_TARGETS to pick; docs/fuzzing.md.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= stream_bin stream_jsonl unit trace config config_file
+fuzz:
+	@rustup run nightly rustc --version >/dev/null 2>&1 || { echo "make fuzz: needs the nightly toolchain (rustup toolchain install nightly)" >&2; exit 1; }
+	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+	cd fuzz && for t in $(FUZZ_TARGETS); do \
+	  mkdir -p corpus/$$t; \
+	  case $$t in config) len=160;; config_file) len=2048;; *) len=4096;; esac; \
+	  cargo +nightly fuzz run -O -a $$t corpus/$$t seeds/$$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -max_len=$$len -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+	    || { echo "make fuzz: $$t failed; the input is in fuzz/artifacts/$$t/ (docs/fuzzing.md)" >&2; exit 1; }; \
+	done
 
 ## waves: one VCD per scenario (FMT and sFMT) plus the GTKWave layout, in waves/.
 waves: release

@@ -9,6 +9,7 @@ pub mod bench;
 pub mod check;
 pub mod console;
 pub mod failwaves;
+pub mod fuzz;
 pub mod paths;
 pub mod report;
 pub mod run;

@@ -1,5 +1,6 @@
 mod batch;
 mod contract;
+mod fuzz;
 mod inputs;
 mod props;
 mod rules;
