@@ -13,7 +13,7 @@
 //! | [`stream_bin`] | a binary event stream | no panic; the whole-buffer decoder and the streaming reader (odd batch sizes) agree; what reads is written back to the same bundles |
 //! | [`stream_jsonl`] | a JSON Lines event stream | no panic; what reads is written and read back to the same bundles |
 //! | [`unit`] | unit parameters, a knob preset, a cycle count, an optional illegal bundle, then the random words of the legal-stream generator | `hw` and `golden` agree on every field every cycle, for both variants; every `hw` kernel holds the same registers as the lock-stepped one; the ROB mirror and rows follow the protocol tracker; a legal stream latches nothing and the illegal bundle latches exactly the tracker's rule, after which nothing changes |
-//! | [`trace`] | a plain ChampSim trace | the core simulates it or refuses it with an error (never a panic); every bundle it emits is legal; FMT and sFMT in lock step with `golden`; each unit's ROB mirror and retired count equal the core's |
+//! | [`trace`] | a byte (how many times the records repeat, which machine), then a plain ChampSim trace | the core simulates it or refuses it with an error (never a panic); every bundle it emits is legal; FMT and sFMT in lock step with `golden`; each unit's ROB mirror and retired count equal the core's |
 //! | [`config`] | `--set` overrides of the machine | an override or a machine refused with an error, or a core that builds and runs a workload as [`trace`] requires |
 //! | [`config_file`] | a byte choosing TOML or JSON and a workload, then a `--config` file's text | the same |
 
@@ -288,7 +288,7 @@ fn unit_run(p: Params, cfg: GenConfig, dice: FuzzRng, cycles: u64, bad_at: u64, 
         } else {
             (legal, None)
         };
-        let before = latched.map(|_| (ls.hw().view(), *ls.hw().regs()));
+        let before = latched.map(|_| (ls.hw().view(), *ls.hw().regs(), rows(ls.hw())));
         if let Err(m) = ls.step(&ev) {
             panic!("{ctx}: lock step failed:\n{m}");
         }
@@ -304,7 +304,7 @@ fn unit_run(p: Params, cfg: GenConfig, dice: FuzzRng, cycles: u64, bad_at: u64, 
         let h = ls.hw().view();
         if let Some(before) = before {
             assert_eq!(
-                (h, *ls.hw().regs()),
+                (h, *ls.hw().regs(), rows(ls.hw())),
                 before,
                 "{ctx}, cycle {i}: state changed after the latched error"
             );
@@ -388,6 +388,13 @@ fn unit_run(p: Params, cfg: GenConfig, dice: FuzzRng, cycles: u64, bad_at: u64, 
     }
 }
 
+/// A unit's live rows, oldest first.
+fn rows(u: &hw::Unit) -> Vec<events::RowView> {
+    let mut out = Vec::new();
+    u.rows_into(&mut out);
+    out
+}
+
 impl FuzzRng {
     /// A seed that depends on the whole input (for the illegal bundle's draws).
     fn tail_seed(&self) -> u64 {
@@ -441,14 +448,23 @@ fn simulate<S: sim::InstrSource>(cfg: &sim::Config, mut core: sim::Core<S>, what
     }
 }
 
-/// A plain (uncompressed) ChampSim trace, simulated on the default machine.
+/// A plain (uncompressed) ChampSim trace after one byte: its low six bits
+/// and one are how many times the records repeat (a loop, so that a short
+/// input can still train the predictors, miss in a warm cache and fill the
+/// ROB), its bit 6 picks a small machine (ROB 32, 8 FMT rows, 16 load/store
+/// queue entries) instead of the default one.
 pub fn trace(data: &[u8]) {
     use sim::trace::{Format, RecordReader, TraceSource};
-    let reader = RecordReader::from_reader(
-        Box::new(Cursor::new(data.to_vec())),
-        Format::Plain,
-        "fuzz".into(),
-    );
+    let mut b = Bytes { data };
+    let how = b.u8();
+    let records = b.rest();
+    let repeat = 1 + (how & 63) as usize;
+    let mut text = Vec::with_capacity(records.len() * repeat);
+    for _ in 0..repeat {
+        text.extend_from_slice(records);
+    }
+    let reader =
+        RecordReader::from_reader(Box::new(Cursor::new(text)), Format::Plain, "fuzz".into());
     let src = match TraceSource::from_reader(reader, "fuzz".into(), 0) {
         Ok(s) => s,
         Err(e) => {
@@ -456,7 +472,15 @@ pub fn trace(data: &[u8]) {
             return;
         }
     };
-    let cfg = sim::Config::default();
+    let mut cfg = sim::Config::default();
+    if how & 64 != 0 {
+        cfg.set_all([
+            "core.rob_entries=32",
+            "core.fmt_rows=8",
+            "core.lsq_entries=16",
+        ])
+        .expect("a legal small machine");
+    }
     // the core reads ahead: a bad record just after the first refuses it
     let core = match sim::Core::new(&cfg, src) {
         Ok(c) => c,
