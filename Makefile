@@ -97,13 +97,13 @@ bench: release
 ## `verify`, whose test replays fuzz/seeds and fuzz/regressions on stable).
 ## FUZZ_SECONDS per target; FUZZ_TARGETS to pick; docs/fuzzing.md.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= stream_bin stream_jsonl unit trace config config_file
+FUZZ_TARGETS ?= stream_bin stream_jsonl unit trace config config_file report
 fuzz:
 	@rustup run nightly rustc --version >/dev/null 2>&1 || { echo "make fuzz: needs the nightly toolchain (rustup toolchain install nightly)" >&2; exit 1; }
 	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 	cd fuzz && for t in $(FUZZ_TARGETS); do \
 	  mkdir -p corpus/$$t; \
-	  case $$t in config) len=160;; config_file) len=2048;; *) len=4096;; esac; \
+	  case $$t in config) len=160;; config_file) len=2048;; report) len=16384;; *) len=4096;; esac; \
 	  cargo +nightly fuzz run -O -a $$t corpus/$$t seeds/$$t -- \
 	    -max_total_time=$(FUZZ_SECONDS) -max_len=$$len -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
 	    || { echo "make fuzz: $$t failed; the input is in fuzz/artifacts/$$t/ (docs/fuzzing.md)" >&2; exit 1; }; \

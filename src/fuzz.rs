@@ -16,6 +16,7 @@
 //! | [`trace`] | a byte (how many times the records repeat, which machine), then a plain ChampSim trace | the core simulates it or refuses it with an error (never a panic); every bundle it emits is legal; FMT and sFMT in lock step with `golden`; each unit's ROB mirror and retired count equal the core's |
 //! | [`config`] | `--set` overrides of the machine | an override or a machine refused with an error, or a core that builds and runs a workload as [`trace`] requires |
 //! | [`config_file`] | a byte choosing TOML or JSON and a workload, then a `--config` file's text | the same |
+//! | [`report`] | a `stacks.json` (as `stacks --check-only` reads it): its text, or changes to the numbers and studies of a real two-workload report | read and checked, or refused with an error; every chart, table and page renders from any report that reads, checked or not |
 
 use std::io::Cursor;
 use std::sync::OnceLock;
@@ -31,13 +32,14 @@ pub type Target = fn(&[u8]);
 
 /// The fuzz targets by name (the names of `fuzz/fuzz_targets/*.rs` and of the
 /// directories of `fuzz/seeds/` and `fuzz/regressions/`).
-pub const TARGETS: [(&str, Target); 6] = [
+pub const TARGETS: [(&str, Target); 7] = [
     ("stream_bin", stream_bin),
     ("stream_jsonl", stream_jsonl),
     ("unit", unit),
     ("trace", trace),
     ("config", config),
     ("config_file", config_file),
+    ("report", report),
 ];
 
 /// The input, read front to back; zeros once it runs out.
@@ -607,4 +609,100 @@ pub fn config_file(data: &[u8]) {
         workload,
         &format!("{workload} with the file {text:?}"),
     );
+}
+
+/// A real report to change: `mlp` and `icache`, 3000 instructions after 500,
+/// every method and reference order (made once per process).
+fn base_report() -> &'static serde_json::Value {
+    static BASE: OnceLock<serde_json::Value> = OnceLock::new();
+    BASE.get_or_init(|| {
+        use crate::stacks::{run_study, Settings, Source};
+        let sources = ["mlp", "icache"].map(|w| Source::workload(w, 1).expect("a suite workload"));
+        let s = Settings {
+            cfg: sim::Config::default(),
+            instructions: 3000,
+            warmup: 500,
+        };
+        let r = run_study(&sources, &s, 1, &|_, _| {}).expect("the base study runs");
+        serde_json::to_value(&r).expect("a report serialises")
+    })
+}
+
+/// `stacks.json` as `cpistack stacks --check-only` reads it. The first byte's
+/// low bit picks the input's form: the file's text (the rest of the input),
+/// or up to 32 changes to a real report ([`base_report`]), each a number
+/// replaced (by 0, an integer, a float from any bits, its negation, its
+/// double, or 1e300), a study dropped or repeated. What reads is checked
+/// ([`check_report_text`](crate::stacks::check_report_text)); every other
+/// output, and the text table, is rendered from any report that reads,
+/// whether or not it passed the checks: no input may panic.
+pub fn report(data: &[u8]) {
+    use serde_json::Value;
+    let mut b = Bytes { data };
+    let how = b.u8();
+    let text = if how & 1 == 0 {
+        match std::str::from_utf8(b.rest()) {
+            Ok(t) => t.to_string(),
+            Err(_) => return, // `read_to_string` refuses it first
+        }
+    } else {
+        let mut v = base_report().clone();
+        for _ in 0..b.u8() % 33 {
+            let op = b.u8();
+            let at = b.u16() as usize;
+            let x = b.u64();
+            if op % 8 == 7 {
+                if let Some(Value::Array(st)) = v.get_mut("studies") {
+                    if !st.is_empty() {
+                        let i = at % st.len();
+                        if x & 1 == 0 {
+                            st.remove(i);
+                        } else {
+                            let c = st[i].clone();
+                            st.push(c);
+                        }
+                    }
+                }
+                continue;
+            }
+            let mut leaves = Vec::new();
+            numbers(&mut v, &mut leaves);
+            if leaves.is_empty() {
+                continue;
+            }
+            let n = leaves.swap_remove(at % leaves.len());
+            let old = n.as_f64().unwrap_or(0.0);
+            let new = match op % 8 {
+                0 => Some(serde_json::Number::from(0u64)),
+                1 => Some(serde_json::Number::from(x >> (x & 63))),
+                2 => serde_json::Number::from_f64(f64::from_bits(x)),
+                3 => serde_json::Number::from_f64(-old),
+                4 => serde_json::Number::from_f64(old * 2.0),
+                5 => serde_json::Number::from_f64(1e300),
+                _ => serde_json::Number::from_f64(old + 1.0),
+            };
+            if let Some(new) = new {
+                *n = new;
+            }
+        }
+        serde_json::to_string(&v).expect("a value serialises")
+    };
+    if let Err(e) = crate::stacks::check_report_text(&text) {
+        assert!(!e.to_string().is_empty());
+    }
+    if let Ok(r) = serde_json::from_str::<crate::stacks::Report>(&text) {
+        let outputs = crate::stacks::render_outputs(&r).expect("a report renders");
+        assert!(outputs.iter().all(|(_, t)| !t.is_empty()));
+        let _ = crate::stacks::text_table(&r);
+    }
+}
+
+/// Every number in `v`.
+fn numbers<'a>(v: &'a mut serde_json::Value, out: &mut Vec<&'a mut serde_json::Number>) {
+    match v {
+        serde_json::Value::Number(n) => out.push(n),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| numbers(x, out)),
+        serde_json::Value::Object(m) => m.values_mut().for_each(|x| numbers(x, out)),
+        _ => {}
+    }
 }

@@ -27,8 +27,8 @@ use serde::{Deserialize, Serialize};
 
 pub use accounting::{Overlap, Power5, UnitConsumer};
 pub use output::{
-    check_dir, penalties_csv, stacks_csv, text as text_table, write_all, xml_well_formed,
-    OUTPUT_FILES, PENALTIES_CSV_HEADER, STACKS_CSV_HEADER,
+    check_dir, check_report_text, penalties_csv, render_outputs, stacks_csv, text as text_table,
+    write_all, xml_well_formed, OUTPUT_FILES, PENALTIES_CSV_HEADER, STACKS_CSV_HEADER,
 };
 
 /// A CPI-stack component.

@@ -1155,25 +1155,17 @@ pub mod svg {
     }
 }
 
-/// Check that `dir` holds a complete, well-formed set of outputs: `stacks.json`
-/// exactly a whole report ([`Report`]) whose numbers agree
-/// ([`check_consistent`]), the two CSV files row for row what [`stacks_csv`]
-/// and [`penalties_csv`] make of it, every SVG well-formed XML with an `svg`
-/// root, and every file but `stacks.json` byte for byte what the report
-/// renders.
-pub fn check_dir(dir: &Path) -> Result<()> {
+/// The checks of [`check_dir`] that read `stacks.json` alone: its `text` is
+/// exactly a whole [`Report`] (no key it does not define), every study has
+/// every method, and the numbers agree ([`check_consistent`]).
+pub fn check_report_text(text: &str) -> Result<Report> {
     use anyhow::{bail, ensure};
-    let read = |n: &str| {
-        let p = dir.join(n);
-        std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
-    };
-    let text = read("stacks.json")?;
     let r: Report =
-        serde_json::from_str(&text).context("stacks.json: not a report of `cpistack stacks`")?;
+        serde_json::from_str(text).context("stacks.json: not a report of `cpistack stacks`")?;
     // the file holds exactly the report read from it, in whatever layout: no
     // key it does not define, and no section serde would take by position (an
     // array for an object), which would read as another report
-    let file_json: serde_json::Value = serde_json::from_str(&text)?;
+    let file_json: serde_json::Value = serde_json::from_str(text)?;
     if let Some(at) = first_difference(&file_json, &serde_json::to_value(&r)?, "") {
         bail!("stacks.json: {at}");
     }
@@ -1213,6 +1205,32 @@ pub fn check_dir(dir: &Path) -> Result<()> {
         }
     }
     check_consistent(&r)?;
+    Ok(r)
+}
+
+/// Every output file but `stacks.json` as [`write_all`] renders it from `r`
+/// (name and text).
+pub fn render_outputs(r: &Report) -> Result<Vec<(&'static str, String)>> {
+    OUTPUTS
+        .iter()
+        .filter(|(f, _)| *f != "stacks.json")
+        .map(|(f, render)| Ok((*f, render(r)?)))
+        .collect()
+}
+
+/// Check that `dir` holds a complete, well-formed set of outputs: `stacks.json`
+/// exactly a whole report ([`Report`]) whose numbers agree
+/// ([`check_consistent`]), the two CSV files row for row what [`stacks_csv`]
+/// and [`penalties_csv`] make of it, every SVG well-formed XML with an `svg`
+/// root, and every file but `stacks.json` byte for byte what the report
+/// renders.
+pub fn check_dir(dir: &Path) -> Result<()> {
+    use anyhow::{bail, ensure};
+    let read = |n: &str| {
+        let p = dir.join(n);
+        std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
+    };
+    let r = check_report_text(&read("stacks.json")?)?;
     let stacks_what = |row: &[&str]| {
         format!(
             "study `{}`, {}, {}: its cycles, CPI and shares, and the error",
