@@ -474,24 +474,32 @@ fn counters_stack(c: &events::Counters) -> Stack {
     s
 }
 
-fn with_base(mut s: Stack, cycles: u64) -> Stack {
-    s[0] = cycles as i64 - s[1..].iter().sum::<i64>();
-    s
-}
-
-/// The naive stack from miss counts `m` (all paths or committed path).
-pub fn naive_stack(cfg: &sim::Config, m: &sim::MissCounts, cycles: u64) -> Stack {
-    let l2 = cfg.l2.latency as i64;
-    let mut s = [0i64; NCOMP];
-    s[Comp::L1i as usize] = m.l1i as i64 * l2;
-    s[Comp::L2i as usize] = m.l2i as i64 * cfg.memory_latency as i64;
-    s[Comp::Itlb as usize] = m.itlb as i64 * cfg.itlb.miss_latency as i64;
-    s[Comp::Bpred as usize] = m.mispredicts as i64 * cfg.core.frontend_stages as i64;
-    s[Comp::L1d as usize] = m.l1d as i64 * l2;
-    s[Comp::L2d as usize] = m.l2d as i64 * cfg.memory_latency as i64;
-    s[Comp::Dtlb as usize] = m.dtlb as i64 * cfg.dtlb.miss_latency as i64;
-    s[Comp::Longlat as usize] = m.longlat_cycles as i64;
-    with_base(s, cycles)
+/// The naive stack from miss counts `m` (all paths or committed path): each
+/// count times its fixed penalty, base the rest of the `cycles`. An error
+/// names a component or base beyond 64-bit cycles, which no run reaches: only
+/// counts or latencies edited into a `stacks.json` (`--check-only`) can.
+pub fn naive_stack(cfg: &sim::Config, m: &sim::MissCounts, cycles: u64) -> Result<Stack> {
+    let l2 = cfg.l2.latency as i128;
+    let mut s = [0i128; NCOMP];
+    s[Comp::L1i as usize] = m.l1i as i128 * l2;
+    s[Comp::L2i as usize] = m.l2i as i128 * cfg.memory_latency as i128;
+    s[Comp::Itlb as usize] = m.itlb as i128 * cfg.itlb.miss_latency as i128;
+    s[Comp::Bpred as usize] = m.mispredicts as i128 * cfg.core.frontend_stages as i128;
+    s[Comp::L1d as usize] = m.l1d as i128 * l2;
+    s[Comp::L2d as usize] = m.l2d as i128 * cfg.memory_latency as i128;
+    s[Comp::Dtlb as usize] = m.dtlb as i128 * cfg.dtlb.miss_latency as i128;
+    s[Comp::Longlat as usize] = m.longlat_cycles as i128;
+    // at most 8 terms of 2^64 x 2^64: no overflow in 128 bits
+    s[0] = cycles as i128 - s[1..].iter().sum::<i128>();
+    let mut out = [0i64; NCOMP];
+    // the components first: one too large makes the base too large too
+    for k in (1..NCOMP).chain([0]) {
+        let (v, c) = (s[k], COMPONENTS[k]);
+        out[k] = i64::try_from(v).map_err(|_| {
+            anyhow::anyhow!("the naive {c} component is {v} cycles, beyond 64 bits")
+        })?;
+    }
+    Ok(out)
 }
 
 /// The reference stack of `order` from the cycles of its runs (`runs[k]`: the
@@ -531,14 +539,14 @@ pub fn reference_stacks(
 
 /// The naive stacks (`naive`: all paths, `naive_nonspec`: the committed path)
 /// of a real run's counts under the machine `cfg`.
-pub fn naive_stacks(cfg: &sim::Config, st: &sim::Stats) -> [(String, Stack); 2] {
-    [
-        ("naive".into(), naive_stack(cfg, &st.all, st.cycles)),
+pub fn naive_stacks(cfg: &sim::Config, st: &sim::Stats) -> Result<[(String, Stack); 2]> {
+    Ok([
+        ("naive".into(), naive_stack(cfg, &st.all, st.cycles)?),
         (
             "naive_nonspec".into(),
-            naive_stack(cfg, &st.committed, st.cycles),
+            naive_stack(cfg, &st.committed, st.cycles)?,
         ),
-    ]
+    ])
 }
 
 /// Each method's average penalty per event (Figures 4, 6, 9): its component
@@ -613,7 +621,9 @@ fn study(
         .with_context(|| format!("{}: the reference", src.name()))?;
     stacks.insert("fmt".to_string(), counters_stack(&real.fmt));
     stacks.insert("sfmt".to_string(), counters_stack(&real.sfmt));
-    stacks.extend(naive_stacks(&s.cfg, st));
+    stacks.extend(
+        naive_stacks(&s.cfg, st).with_context(|| format!("{}: the naive stacks", src.name()))?,
+    );
     stacks.insert("power5".to_string(), real.power5.stack());
     for (k, c) in [("fmt", &real.fmt), ("sfmt", &real.sfmt)] {
         if c.get(Counter::Cycles) != cycles {

@@ -1470,7 +1470,10 @@ fn check_consistent(r: &Report) -> Result<()> {
             .ideal_runs
             .iter()
             .map(|(k, v)| (format!("ideal_runs.{k}"), *v))
-            .chain([("instructions".to_string(), r.instructions)])
+            .chain([
+                ("instructions".to_string(), r.instructions),
+                ("cycles".to_string(), st.cycles),
+            ])
         {
             ensure!(
                 v <= 1 << 53,
@@ -1551,7 +1554,10 @@ fn check_consistent(r: &Report) -> Result<()> {
         // idealised runs, the naive ones from the counts and the machine
         let derived = super::reference_stacks(st.cycles, &st.ideal_runs)?
             .into_iter()
-            .chain(super::naive_stacks(&r.config, &st.stats));
+            .chain(
+                super::naive_stacks(&r.config, &st.stats)
+                    .map_err(|e| anyhow::anyhow!("stacks.json: study `{name}`: {e}"))?,
+            );
         for (m, want) in derived {
             ensure!(
                 st.stacks[&m] == want,

@@ -644,6 +644,20 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
         &|j| j["studies"][0]["stacks"]["naive"]["l2d"] = i64::MAX.into(),
         "stacks.naive.l2d is 9223372036854775807, not an integer of at most 2^53",
     );
+    // counts whose naive cycles (count x penalty) pass 64 bits: an error, not
+    // an overflow (found by the fuzz target `report`)
+    edit_json(
+        &|j| {
+            for path in ["all", "committed"] {
+                j["studies"][1]["stats"][path]["l2d"] = u64::MAX.into();
+            }
+        },
+        "study `mlp`: the naive l2d component is 4611686018427387903750 cycles, beyond 64 bits",
+    );
+    edit_json(
+        &|j| j["studies"][1]["cycles"] = (1u64 << 63).into(),
+        "study `mlp`: cycles is 9223372036854775808, more than a run's 2^53",
+    );
     // a section as an array, which serde would read by position
     edit_json(
         &|j| j["config"]["l2"] = serde_json::json!([1048576]),
