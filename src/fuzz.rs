@@ -16,7 +16,7 @@
 //! | [`trace`] | a byte (how many times the records repeat, which machine), then a plain ChampSim trace | the core simulates it or refuses it with an error (never a panic); every bundle it emits is legal; FMT and sFMT in lock step with `golden`; each unit's ROB mirror and retired count equal the core's |
 //! | [`config`] | `--set` overrides of the machine | an override or a machine refused with an error, or a core that builds and runs a workload as [`trace`] requires |
 //! | [`config_file`] | a byte choosing TOML or JSON and a workload, then a `--config` file's text | the same |
-//! | [`report`] | a `stacks.json` (as `stacks --check-only` reads it): its text, or changes to the numbers and studies of a real two-workload report | read and checked, or refused with an error; every chart, table and page renders from any report that reads, checked or not |
+//! | [`report`] | a `stacks.json` (as `stacks --check-only` reads it): its text, or changes to the numbers and studies of a real two-workload report | read and checked, or refused with an error; every chart, table and page renders from any report that reads and has every method, its numbers checked or not |
 
 use std::io::Cursor;
 use std::sync::OnceLock;
@@ -634,8 +634,9 @@ fn base_report() -> &'static serde_json::Value {
 /// replaced (by 0, an integer, a float from any bits, its negation, its
 /// double, or 1e300), a study dropped or repeated. What reads is checked
 /// ([`check_report_text`](crate::stacks::check_report_text)); every other
-/// output, and the text table, is rendered from any report that reads,
-/// whether or not it passed the checks: no input may panic.
+/// output, and the text table, is rendered from any report that reads and
+/// has every method ([`complete`]), whether or not its numbers passed the
+/// checks: no input may panic.
 pub fn report(data: &[u8]) {
     use serde_json::Value;
     let mut b = Bytes { data };
@@ -691,10 +692,32 @@ pub fn report(data: &[u8]) {
         assert!(!e.to_string().is_empty());
     }
     if let Ok(r) = serde_json::from_str::<crate::stacks::Report>(&text) {
-        let outputs = crate::stacks::render_outputs(&r).expect("a report renders");
-        assert!(outputs.iter().all(|(_, t)| !t.is_empty()));
-        let _ = crate::stacks::text_table(&r);
+        if complete(&r) {
+            let outputs = crate::stacks::render_outputs(&r).expect("a report renders");
+            assert!(outputs.iter().all(|(_, t)| !t.is_empty()));
+            let _ = crate::stacks::text_table(&r);
+        }
     }
+}
+
+/// Whether `r` has every method's stack, penalties and error in every study,
+/// and every compared method in each summary that is not empty: the shape
+/// every report a run makes has, and [`check_report_text`] requires (the
+/// renderers look methods up by name). Its numbers may be anything.
+///
+/// [`check_report_text`]: crate::stacks::check_report_text
+fn complete(r: &crate::stacks::Report) -> bool {
+    use crate::stacks::{COMPARED, METHODS};
+    let studies = r.studies.iter().all(|st| {
+        METHODS
+            .iter()
+            .all(|m| st.stacks.contains_key(*m) && st.penalties.contains_key(*m))
+            && COMPARED.iter().all(|m| st.errors_pp.contains_key(*m))
+    });
+    let summaries = [&r.summary, &r.summary_workloads, &r.summary_traces]
+        .iter()
+        .all(|s| s.is_empty() || COMPARED.iter().all(|m| s.contains_key(*m)));
+    studies && summaries
 }
 
 /// Every number in `v`.
