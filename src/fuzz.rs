@@ -5,8 +5,9 @@
 //! that a fuzzer reports it as a crash. Bad input itself is not a failure: it
 //! must give an error, and the error must print. The targets live here, not
 //! in the `fuzz/` crate, so that the stable toolchain builds and runs them too:
-//! the test `fuzz_regressions` replays every input in `fuzz/regressions/` and a
-//! few hundred seeded random ones through each.
+//! `tests/it/fuzz.rs` replays every input of `fuzz/seeds/` and
+//! `fuzz/regressions/` through its target, and seeded random bytes and
+//! changed seeds through each.
 //!
 //! | target | input | properties |
 //! |---|---|---|
@@ -104,6 +105,13 @@ impl FuzzRng {
             at: 0,
             tail: GenRng::seed_from_u64(fnv(bytes)),
         }
+    }
+
+    /// A seed that depends on the whole input (for the illegal bundle's draws).
+    fn tail_seed(&self) -> u64 {
+        self.words.iter().fold(self.words.len() as u64, |h, &w| {
+            (h ^ w).wrapping_mul(0x0100_0000_01b3)
+        })
     }
 }
 
@@ -395,15 +403,6 @@ fn rows(u: &hw::Unit) -> Vec<events::RowView> {
     let mut out = Vec::new();
     u.rows_into(&mut out);
     out
-}
-
-impl FuzzRng {
-    /// A seed that depends on the whole input (for the illegal bundle's draws).
-    fn tail_seed(&self) -> u64 {
-        self.words.iter().fold(self.words.len() as u64, |h, &w| {
-            (h ^ w).wrapping_mul(0x0100_0000_01b3)
-        })
-    }
 }
 
 /// Cycles a [`trace`] or [`config`] run simulates at most.
