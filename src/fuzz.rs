@@ -221,7 +221,7 @@ pub fn stream_jsonl(data: &[u8]) {
     assert_eq!(again, evs, "written back, the bundles read differently");
 }
 
-/// Unit parameters from five bytes, all legal: the ROB 2..=257 entries,
+/// Unit parameters from six bytes, all legal: the ROB 2..=257 entries,
 /// 2..=256 rows, every local and global width, widths 1..=8.
 fn params(b: &mut Bytes) -> Params {
     let widths = b.u16();
