@@ -23,7 +23,7 @@ use std::io::Cursor;
 use std::sync::OnceLock;
 
 use events::gen::{mutate_illegal, random_bundle, GenConfig, GenRng, Generator, ProtocolState};
-use events::{Counter, CounterUnit, CycleEvents, Params, ProtocolError, Variant};
+use events::{CounterUnit, CycleEvents, Params, ProtocolError, Variant};
 use rand::{RngCore, SeedableRng};
 
 use crate::check::LockStep;
@@ -105,13 +105,6 @@ impl FuzzRng {
             at: 0,
             tail: GenRng::seed_from_u64(fnv(bytes)),
         }
-    }
-
-    /// A seed that depends on the whole input (for the illegal bundle's draws).
-    fn tail_seed(&self) -> u64 {
-        self.words.iter().fold(self.words.len() as u64, |h, &w| {
-            (h ^ w).wrapping_mul(0x0100_0000_01b3)
-        })
     }
 }
 
@@ -253,21 +246,30 @@ pub fn unit(data: &[u8]) {
     let bad_at = b.u16() as u64;
     let random = b.u8() & 1 == 1;
     let dice = FuzzRng::new(b.rest());
+    // the illegal bundle's own draws: a seed that depends on the whole input
+    let seed = fnv(data);
     for v in [Variant::Fmt, Variant::Sfmt] {
         unit_run(
             p.with_variant(v),
             cfg.clone(),
             dice.clone(),
+            seed,
             cycles,
-            bad_at,
-            random,
+            (bad_at, random),
         );
     }
 }
 
-fn unit_run(p: Params, cfg: GenConfig, dice: FuzzRng, cycles: u64, bad_at: u64, random: bool) {
+fn unit_run(
+    p: Params,
+    cfg: GenConfig,
+    dice: FuzzRng,
+    seed: u64,
+    cycles: u64,
+    (bad_at, random): (u64, bool),
+) {
     let ctx = format!("{p:?}, {cycles} cycles, illegal bundle at {bad_at}");
-    let mut gen = Generator::with_rng(p, cfg, dice.clone()).expect("legal params and presets");
+    let mut gen = Generator::with_rng(p, cfg, dice).expect("legal params and presets");
     let mut ls = LockStep::new(p).expect("legal params");
     let mut kernels: Vec<hw::Unit> = hw::Kernel::available()
         .map(|k| {
@@ -280,7 +282,7 @@ fn unit_run(p: Params, cfg: GenConfig, dice: FuzzRng, cycles: u64, bad_at: u64, 
         })
         .collect();
     let mut st = ProtocolState::new(p);
-    let mut rng = GenRng::seed_from_u64(fnv(&bad_at.to_le_bytes()) ^ dice.tail_seed());
+    let mut rng = GenRng::seed_from_u64(seed);
     let mut latched: Option<ProtocolError> = None;
     for i in 0..cycles {
         let legal = gen.next().expect("infinite");
@@ -430,21 +432,9 @@ fn simulate<S: sim::InstrSource>(cfg: &sim::Config, mut core: sim::Core<S>, what
             if let Err(m) = ls.step(&ev) {
                 panic!("{what}: lock step failed at core cycle {cycle}:\n{m}");
             }
-            let v = ls.hw().view();
-            assert_eq!(
-                v.error, None,
-                "{what}: the core emitted an illegal bundle at cycle {cycle}: {ev:?}"
-            );
-            assert_eq!(
-                v.rob_count,
-                core.rob_occupancy(),
-                "{what}, cycle {cycle}: ROB mirror"
-            );
-            assert_eq!(
-                v.counters.get(Counter::Retired),
-                core.counted_retired() & params.global_mask(),
-                "{what}, cycle {cycle}: retired"
-            );
+            if let Err(e) = crate::run::check_unit_follows_core(ls.hw(), &core, &ev) {
+                panic!("{what}: {e}");
+            }
         }
     }
 }

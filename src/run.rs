@@ -257,31 +257,7 @@ impl Drive {
         }
         if self.check {
             for s in &self.slots {
-                let u = s.hw();
-                let v = u.view();
-                if let Some(e) = v.error {
-                    bail!(
-                        "the core emitted an illegal bundle (a simulator bug): {e}\nbundle: {}",
-                        crate::check::bundle_line(ev)
-                    );
-                }
-                if v.rob_count != core.rob_occupancy() {
-                    bail!(
-                        "cycle {cycle}: {} unit's rob_count {} differs from the core's ROB occupancy {}",
-                        u.params().variant,
-                        v.rob_count,
-                        core.rob_occupancy()
-                    );
-                }
-                let mask = u.params().global_mask();
-                if v.counters.get(Counter::Retired) != core.counted_retired() & mask {
-                    bail!(
-                        "cycle {cycle}: {} unit's retired {} differs from the core's counted commits {}",
-                        u.params().variant,
-                        v.counters.get(Counter::Retired),
-                        core.counted_retired()
-                    );
-                }
+                check_unit_follows_core(s.hw(), core, ev)?;
             }
         }
         if let Some(w) = &mut self.writer {
@@ -289,6 +265,43 @@ impl Drive {
         }
         Ok(())
     }
+}
+
+/// The checks `run --check` makes after each core cycle, of a unit stepped
+/// with that cycle's bundle `ev`: the bundle was legal (an illegal one is a
+/// simulator bug), and the unit's ROB mirror and retired count equal the
+/// core's ROB occupancy and counted commits.
+pub fn check_unit_follows_core<S: sim::InstrSource>(
+    u: &hw::Unit,
+    core: &sim::Core<S>,
+    ev: &CycleEvents,
+) -> Result<()> {
+    let cycle = core.cycle() - 1;
+    let v = u.view();
+    if let Some(e) = v.error {
+        bail!(
+            "the core emitted an illegal bundle (a simulator bug): {e}\nbundle: {}",
+            crate::check::bundle_line(ev)
+        );
+    }
+    if v.rob_count != core.rob_occupancy() {
+        bail!(
+            "cycle {cycle}: {} unit's rob_count {} differs from the core's ROB occupancy {}",
+            u.params().variant,
+            v.rob_count,
+            core.rob_occupancy()
+        );
+    }
+    let mask = u.params().global_mask();
+    if v.counters.get(Counter::Retired) != core.counted_retired() & mask {
+        bail!(
+            "cycle {cycle}: {} unit's retired {} differs from the core's counted commits {}",
+            u.params().variant,
+            v.counters.get(Counter::Retired),
+            core.counted_retired()
+        );
+    }
+    Ok(())
 }
 
 /// `--instructions` and the like: a whole number of at least 1 (clap's own
