@@ -1,4 +1,5 @@
 mod batch;
+mod charts;
 mod contract;
 mod fuzz;
 mod inputs;
