@@ -31,6 +31,8 @@ struct Label {
     text: String,
     /// The tooltip inside it, if any.
     title: Option<String>,
+    /// Its lines (`tspan`s), if it has several.
+    lines: Vec<String>,
     fill: Option<String>,
     rotated: bool,
 }
@@ -47,6 +49,8 @@ struct Panel {
     legend: Vec<(String, String)>,
     /// Every other text.
     labels: Vec<Label>,
+    /// Width and height (of a panel: the chart's width, its own height).
+    size: (f64, f64),
 }
 
 fn num(n: roxmltree::Node, attr: &str) -> f64 {
@@ -140,6 +144,11 @@ fn read_panel(node: roxmltree::Node) -> Panel {
                     y,
                     text: own_text(n),
                     title: title_of(n),
+                    lines: n
+                        .children()
+                        .filter(|c| c.has_tag_name("tspan"))
+                        .map(own_text)
+                        .collect(),
                     fill: n.attribute("fill").map(str::to_string),
                     rotated,
                 });
@@ -156,12 +165,42 @@ fn read_chart(svg: &str) -> Vec<Panel> {
     let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
     let root = doc.root_element();
     assert!(root.has_tag_name("svg"));
+    let (w, h) = (num(root, "width"), num(root, "height"));
     let groups: Vec<_> = root.children().filter(|n| n.has_tag_name("g")).collect();
     if groups.is_empty() {
-        vec![read_panel(root)]
-    } else {
-        groups.into_iter().map(read_panel).collect()
+        let mut p = read_panel(root);
+        p.size = (w, h);
+        return vec![p];
     }
+    // each panel down to the next one's top, the last to the chart's bottom
+    let tops: Vec<f64> = groups
+        .iter()
+        .map(|g| {
+            let tf = g.attribute("transform").expect("a panel is moved down");
+            tf.strip_prefix("translate(0,")
+                .and_then(|r| r.strip_suffix(')'))
+                .unwrap_or_else(|| panic!("panel transform {tf}"))
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    groups
+        .into_iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let mut p = read_panel(g);
+            p.size = (w, tops.get(i + 1).copied().unwrap_or(h) - tops[i]);
+            p
+        })
+        .collect()
+}
+
+/// A lower bound of the width in pixels of `text` at `px` in a sans-serif
+/// font: half an em a character (narrow letters such as `i` and `l` are
+/// less, but the names on these charts are mostly digits and lower case,
+/// which are wider).
+fn min_width(text: &str, px: f64) -> f64 {
+    0.5 * px * text.chars().count() as f64
 }
 
 impl Panel {
@@ -265,6 +304,7 @@ fn check_grouped(
     assert!(p.ticks.len() <= 8, "{what}: {} ticks", p.ticks.len());
     assert_eq!(p.bars.len(), values.len(), "{what}: a bar per value");
     let mut prev_right = p.plot_x.0;
+    let mut prev_group: Option<(f64, f64)> = None;
     for (i, name) in names.iter().enumerate() {
         let mut group_x = None;
         let mut w = 0.0;
@@ -332,6 +372,18 @@ fn check_grouped(
             prev_right <= p.plot_x.1 + 0.06,
             "{what}: {name} past the plot"
         );
+        // the bars of a group side by side, the groups apart by one to
+        // three bars: the chart reads as groups
+        if let Some(gx) = group_x {
+            if let Some((pgx, pw)) = prev_group {
+                let gap = gx - (pgx + series.len() as f64 * pw);
+                assert!(
+                    gap >= w - 0.06 && gap <= 3.0 * w + 0.06,
+                    "{what}: {gap} pixels before the group of {name}"
+                );
+            }
+            prev_group = Some((gx, w));
+        }
         // the group's name under it, slanted, anchored within its bars
         let label = p
             .labels
@@ -339,6 +391,18 @@ fn check_grouped(
             .filter(|l| l.rotated && l.text == *name && l.fill.is_none())
             .collect::<Vec<_>>();
         assert_eq!(label.len(), 1, "{what}: the name `{name}` under its group");
+        // slanted up to the left from its end: inside the chart however long
+        let (reach, drop) = {
+            let (l, a) = (min_width(name, 11.0), 40f64.to_radians());
+            (l * a.cos(), l * a.sin())
+        };
+        assert!(
+            label[0].x - reach >= 0.0 && label[0].y + drop <= p.size.1,
+            "{what}: `{name}` runs off the chart (anchor {}, {}; size {:?})",
+            label[0].x,
+            label[0].y,
+            p.size
+        );
         if let Some(gx) = group_x {
             assert!(
                 label[0].x >= gx && label[0].x <= gx + series.len() as f64 * w,
@@ -370,11 +434,32 @@ fn check_stacks_chart(p: &Panel, r: &Report) {
         "{lo}..{hi}"
     );
     let (y_hi, y_lo) = (y0 - hi * scale, y0 - lo * scale);
+    // the axis reaches the tallest stack and the deepest, up to the clip
+    for st in &r.studies {
+        for m in METHODS {
+            let t = st.cycles.max(1) as f64;
+            let sk = &st.stacks[m];
+            let share = |v: &i64| 100.0 * *v as f64 / t;
+            let up: f64 = sk.iter().filter(|&&v| v > 0).map(share).sum();
+            let down: f64 = sk.iter().filter(|&&v| v < 0).map(share).sum();
+            assert!(
+                hi >= up.min(150.0) - 1e-9,
+                "axis to {hi} %, {} {m}: {up} %",
+                st.name
+            );
+            assert!(
+                lo <= down.max(-50.0) + 1e-9,
+                "axis from {lo} %, {} {m}: {down} %",
+                st.name
+            );
+        }
+    }
     let mut xs: Vec<f64> = Vec::new();
     let mut method_labels: BTreeMap<&str, String> = BTreeMap::new();
     let mut drawn = 0;
     for st in &r.studies {
         let t = st.cycles.max(1) as f64;
+        let group_x = xs.len();
         for m in METHODS {
             let key = format!("{} {m} ", st.name);
             let bars = p.bars_titled(&key);
@@ -453,18 +538,60 @@ fn check_stacks_chart(p: &Panel, r: &Report) {
                 .collect();
             assert_eq!(under.len(), 1, "{key}: one label under the bar");
             assert!(under[0].y >= y_lo, "{key}: its label is under the plot");
+            // an abbreviation of the method's name: its letters in order
+            let mut rest = m.chars();
+            assert!(
+                !under[0].text.is_empty()
+                    && under[0]
+                        .text
+                        .replace('-', "_")
+                        .chars()
+                        .all(|c| rest.any(|r| r == c)),
+                "{key}: `{}` does not abbreviate {m}",
+                under[0].text
+            );
             let first = method_labels
                 .entry(m)
                 .or_insert_with(|| under[0].text.clone());
             assert_eq!(*first, under[0].text, "{key}: label");
         }
+        // the methods' bars close together, the groups apart by one to
+        // three bars: the chart reads as groups
+        let w = p.bars[0].w;
+        for pair in xs[group_x..].windows(2) {
+            assert!(pair[1] - pair[0] - w <= w / 2.0, "{}: bars apart", st.name);
+        }
+        if group_x > 0 {
+            let gap = xs[group_x] - (xs[group_x - 1] + w);
+            assert!(
+                gap >= w - 0.06 && gap <= 3.0 * w + 0.06,
+                "{gap} pixels before the group of {}",
+                st.name
+            );
+        }
+        let span = xs[xs.len() - 1] + w - xs[group_x];
         // the study's name under its group, whole in its tooltip, in lines
+        // no wider than the group (bold: a tenth wider)
         let name = p
             .labels
             .iter()
             .find(|l| l.title.as_deref() == Some(st.name.as_str()))
             .unwrap_or_else(|| panic!("no name for {}", st.name));
         assert!(name.y > y_lo, "{}: its name is under the plot", st.name);
+        let below = name.y + 13.0 * (name.lines.len() as f64 - 1.0);
+        assert!(
+            name.lines.len() <= 3 && below < p.size.1,
+            "{}: {:?} below the chart",
+            st.name,
+            name.lines
+        );
+        for l in &name.lines {
+            assert!(
+                1.1 * min_width(l, 11.0) <= span + 14.0,
+                "{}: the line `{l}` is wider than its group",
+                st.name
+            );
+        }
         if st.name.len() < 30 {
             assert_eq!(name.text, st.name);
         }
@@ -690,6 +817,7 @@ fn clipped_negative_and_missing_values_are_drawn_as_the_legend_and_axis_say() {
         pen.l2d = Some(-30.0);
         st.penalties.get_mut("fmt").unwrap().l1i = None;
         st.kind = "trace".into();
+        st.name = "sqlite3_x86_skip100M_13M.champsimtrace-first-part".into();
     }
     r.summary_traces = r.summary.clone();
     let dir = crate::scratch::Scratch::new("charts-read-back-extremes");
