@@ -51,6 +51,67 @@ struct Panel {
     labels: Vec<Label>,
     /// Width and height (of a panel: the chart's width, its own height).
     size: (f64, f64),
+    /// What every text and rectangle covers at least: `[x0, y0, x1, y1]`.
+    boxes: Vec<(String, [f64; 4])>,
+}
+
+/// The boxes a text covers at least, a line each: its lines run from
+/// their anchor (start, middle or end) along its rotation, each at least
+/// [`min_width`] long and half its font size high.
+fn text_boxes(n: roxmltree::Node) -> Vec<(String, [f64; 4])> {
+    let font = n
+        .attribute("font-size")
+        .map_or(11.0, |f| f.parse().unwrap());
+    let (x, y, angle) = match n.attribute("transform") {
+        Some(tf) => {
+            let (t, r) = tf
+                .strip_prefix("translate(")
+                .unwrap()
+                .split_once(')')
+                .unwrap();
+            let (x, y) = t.split_once(',').unwrap();
+            let angle: f64 = r
+                .trim()
+                .strip_prefix("rotate(")
+                .map_or(0.0, |a| a.trim_end_matches(')').parse().unwrap());
+            (x.parse().unwrap(), y.parse().unwrap(), angle)
+        }
+        None => (num(n, "x"), num(n, "y"), 0.0),
+    };
+    let lines: Vec<String> = n
+        .children()
+        .filter(|c| c.has_tag_name("tspan"))
+        .map(own_text)
+        .collect();
+    let lines = if lines.is_empty() {
+        vec![own_text(n)]
+    } else {
+        lines
+    };
+    let (dx, dy) = (angle.to_radians().cos(), angle.to_radians().sin());
+    lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let l = min_width(&line, font);
+            let from = match n.attribute("text-anchor") {
+                Some("end") => -l,
+                Some("middle") => -l / 2.0,
+                _ => 0.0,
+            };
+            let y = y + 13.0 * i as f64;
+            let (ax, ay) = (x + dx * from, y + dy * from);
+            let (bx, by) = (x + dx * (from + l), y + dy * (from + l));
+            let up = 0.5 * font;
+            let bx_ = [
+                ax.min(bx),
+                ay.min(by) - up * dx.abs(),
+                ax.max(bx),
+                ay.max(by),
+            ];
+            (line, bx_)
+        })
+        .collect()
 }
 
 fn num(n: roxmltree::Node, attr: &str) -> f64 {
@@ -82,6 +143,14 @@ fn tick_value(text: &str) -> Option<f64> {
 fn read_panel(node: roxmltree::Node) -> Panel {
     let mut p = Panel::default();
     for n in node.children().filter(|n| n.is_element()) {
+        if n.has_tag_name("text") {
+            p.boxes.extend(text_boxes(n));
+        } else if n.has_tag_name("rect") && n.attribute("width") != Some("100%") {
+            let (x, y) = (num(n, "x"), num(n, "y"));
+            let b = [x, y, x + num(n, "width"), y + num(n, "height")];
+            p.boxes
+                .push((title_of(n).unwrap_or_else(|| "a legend swatch".into()), b));
+        }
         match n.tag_name().name() {
             "line" => {
                 let t = n
@@ -204,6 +273,17 @@ fn min_width(text: &str, px: f64) -> f64 {
 }
 
 impl Panel {
+    /// Every text and bar inside the chart: nothing is cut off at an edge.
+    fn check_inside(&self, what: &str) {
+        let (w, h) = self.size;
+        for (t, b) in &self.boxes {
+            assert!(
+                b[0] >= -0.06 && b[1] >= -0.06 && b[2] <= w + 0.06 && b[3] <= h + 0.06,
+                "{what}: `{t}` covers {b:?}, outside the chart of {w} x {h}"
+            );
+        }
+    }
+
     /// The axis: pixels per unit and the pixel of zero, from the grid lines,
     /// which must be evenly spaced in value and in height, rising in value
     /// and include zero.
@@ -279,6 +359,7 @@ fn check_grouped(
     value: &dyn Fn(usize, usize) -> Option<f64>,
     cap: f64,
 ) {
+    p.check_inside(what);
     let legend: Vec<&str> = p.legend.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         legend, series,
@@ -302,6 +383,16 @@ fn check_grouped(
         "{what}: axis {lo}..{hi} for {vmin}..{vmax}"
     );
     assert!(p.ticks.len() <= 8, "{what}: {} ticks", p.ticks.len());
+    let step = p.ticks[1].0 - lo;
+    assert!(
+        (vmax <= 0.0 || hi - step < vmax) && (vmin >= 0.0 || lo + step > vmin),
+        "{what}: axis {lo}..{hi} a step past {vmin}..{vmax}"
+    );
+    let plot = (hi - lo) * scale;
+    assert!(
+        (150.0..=600.0).contains(&plot),
+        "{what}: a plot {plot} pixels high"
+    );
     assert_eq!(p.bars.len(), values.len(), "{what}: a bar per value");
     let mut prev_right = p.plot_x.0;
     let mut prev_group: Option<(f64, f64)> = None;
@@ -420,6 +511,7 @@ fn check_grouped(
 /// red), coloured as the legend says, the methods in one order under
 /// labels of their own.
 fn check_stacks_chart(p: &Panel, r: &Report) {
+    p.check_inside("stacks.svg");
     let mut legend: Vec<&str> = p.legend.iter().map(|(n, _)| n.as_str()).collect();
     legend.reverse();
     assert_eq!(
@@ -434,7 +526,9 @@ fn check_stacks_chart(p: &Panel, r: &Report) {
         "{lo}..{hi}"
     );
     let (y_hi, y_lo) = (y0 - hi * scale, y0 - lo * scale);
-    // the axis reaches the tallest stack and the deepest, up to the clip
+    // the axis reaches the tallest stack and the deepest, up to the clip,
+    // to the first grid line past them (100 % at least)
+    let (mut top, mut bottom) = (100.0f64, 0.0f64);
     for st in &r.studies {
         for m in METHODS {
             let t = st.cycles.max(1) as f64;
@@ -442,6 +536,7 @@ fn check_stacks_chart(p: &Panel, r: &Report) {
             let share = |v: &i64| 100.0 * *v as f64 / t;
             let up: f64 = sk.iter().filter(|&&v| v > 0).map(share).sum();
             let down: f64 = sk.iter().filter(|&&v| v < 0).map(share).sum();
+            (top, bottom) = (top.max(up), bottom.min(down));
             assert!(
                 hi >= up.min(150.0) - 1e-9,
                 "axis to {hi} %, {} {m}: {up} %",
@@ -454,6 +549,15 @@ fn check_stacks_chart(p: &Panel, r: &Report) {
             );
         }
     }
+    assert!(
+        hi - 25.0 < top.min(150.0) && lo + 25.0 > bottom.max(-50.0),
+        "axis {lo}..{hi} % a grid line past the stacks' {bottom}..{top} %"
+    );
+    assert!(
+        (150.0..=600.0).contains(&(100.0 * scale)),
+        "100 % is {} pixels",
+        100.0 * scale
+    );
     let mut xs: Vec<f64> = Vec::new();
     let mut method_labels: BTreeMap<&str, String> = BTreeMap::new();
     let mut drawn = 0;
@@ -820,6 +924,12 @@ fn clipped_negative_and_missing_values_are_drawn_as_the_legend_and_axis_say() {
         st.name = "sqlite3_x86_skip100M_13M.champsimtrace-first-part".into();
     }
     r.summary_traces = r.summary.clone();
+    // enough studies that the plot, not the title, sets the charts' width
+    for i in 0..4 {
+        let mut copy = r.studies[1].clone();
+        copy.name = format!("copy-{i}");
+        r.studies.push(copy);
+    }
     let dir = crate::scratch::Scratch::new("charts-read-back-extremes");
     for (f, text) in stacks::render_outputs(&r).unwrap() {
         std::fs::write(dir.join(f), text).unwrap();
