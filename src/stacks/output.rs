@@ -1001,6 +1001,24 @@ pub mod svg {
             );
             let cut = wrap_label(&"ab_".repeat(40), fit, 3);
             assert!(cut[2].ends_with('…'), "{cut:?}");
+            assert!(cut.iter().all(|l| l.chars().count() <= cap), "{cut:?}");
+            let cut = wrap_label(&"x".repeat(4 * cap), fit, 3);
+            assert!(cut[2].ends_with('…'), "{cut:?}");
+            assert!(cut.iter().all(|l| l.chars().count() == cap), "{cut:?}");
+            // a name of exactly three lines is whole
+            let three = format!("{0}_{0}_{0}", "x".repeat(cap - 1));
+            assert_eq!(wrap_label(&three, fit, 3).concat(), three);
+            // a word that fits a line of its own starts one; a longer word
+            // fills the line it starts in and goes on in the next
+            let x = |n: usize| "x".repeat(n);
+            assert_eq!(
+                wrap_label(&format!("ab_{}", x(cap)), fit, 3),
+                ["ab_".to_string(), x(cap)]
+            );
+            assert_eq!(
+                wrap_label(&format!("ab_{}", x(cap + 5)), fit, 3),
+                [format!("ab_{}", x(cap - 3)), x(8)]
+            );
         }
 
         /// The tick labels of a grouped chart's axis (its `text-anchor="end"`
@@ -1132,19 +1150,39 @@ pub mod svg {
             ] {
                 let (w, h, anchors) = geometry(&names);
                 assert_eq!(anchors.len(), names.len());
+                let (mut left, mut bottom) = (f64::MAX, 0.0f64);
                 for (name, (x, y)) in names.iter().zip(anchors) {
-                    let (reach, drop) = slanted_extent(name);
-                    assert!(
-                        x - reach >= 0.0,
-                        "{name}: reaches {:.0} px left of the edge",
-                        reach - x
-                    );
-                    assert!(
-                        y + drop <= h,
-                        "{name}: reaches {:.0} px below the edge",
-                        y + drop - h
-                    );
+                    // the label's box worked out here, not by `slanted_extent`:
+                    // `text_width` long, ending at the anchor, turned up by the
+                    // slant; glyphs from a quarter em below the baseline to
+                    // three quarters above it
+                    let (l, a) = (text_width(name, 11.0), SLANT.to_radians());
+                    let (dir, up) = ((a.cos(), -a.sin()), (-a.sin(), -a.cos()));
+                    for (t, u) in [(-l, -2.75), (-l, 8.25), (0.0, -2.75), (0.0, 8.25)] {
+                        let (cx, cy) = (x + t * dir.0 + u * up.0, y + t * dir.1 + u * up.1);
+                        (left, bottom) = (left.min(cx), bottom.max(cy));
+                    }
                     assert!(x <= w);
+                }
+                let long = names.iter().any(|n| n.len() > 30);
+                assert!(
+                    left >= 0.0,
+                    "{names:?}: reaches {:.0} px left of the edge",
+                    -left
+                );
+                assert!(
+                    bottom <= h,
+                    "{names:?}: reaches {:.0} px below the edge",
+                    bottom - h
+                );
+                // and the margins grow no further than the longest name needs
+                if long {
+                    assert!(left <= 12.0, "{names:?}: {left:.0} px spare on the left");
+                    assert!(
+                        h - bottom <= 25.0,
+                        "{names:?}: {:.0} px spare below",
+                        h - bottom
+                    );
                 }
             }
             // the margins do not grow for names that already fit
