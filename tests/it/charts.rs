@@ -53,6 +53,8 @@ struct Panel {
     size: (f64, f64),
     /// What every text and rectangle covers at least: `[x0, y0, x1, y1]`.
     boxes: Vec<(String, [f64; 4])>,
+    /// One of several panels stacked in one chart.
+    stacked: bool,
 }
 
 /// The boxes a text covers at least, a line each: its lines run from
@@ -93,7 +95,13 @@ fn text_boxes(n: roxmltree::Node) -> Vec<(String, [f64; 4])> {
         .into_iter()
         .enumerate()
         .map(|(i, line)| {
-            let l = min_width(&line, font);
+            // bold is about a tenth wider
+            let bold = if n.attribute("font-weight") == Some("bold") {
+                1.1
+            } else {
+                1.0
+            };
+            let l = bold * min_width(&line, font);
             let from = match n.attribute("text-anchor") {
                 Some("end") => -l,
                 Some("middle") => -l / 2.0,
@@ -253,15 +261,27 @@ fn read_chart(svg: &str) -> Vec<Panel> {
                 .unwrap()
         })
         .collect();
-    groups
+    let panels: Vec<Panel> = groups
         .into_iter()
         .enumerate()
         .map(|(i, g)| {
             let mut p = read_panel(g);
             p.size = (w, tops.get(i + 1).copied().unwrap_or(h) - tops[i]);
+            p.stacked = true;
             p
         })
-        .collect()
+        .collect();
+    // the widest panel sets the width, and is no wider than it needs
+    let right = panels
+        .iter()
+        .flat_map(|p| p.boxes.iter().map(|b| b.1[2]))
+        .fold(0.0f64, f64::max);
+    assert!(
+        w - right <= 160.0,
+        "{} pixels spare on the right",
+        w - right
+    );
+    panels
 }
 
 /// A lower bound of the width in pixels of `text` at `px` in a sans-serif
@@ -273,13 +293,51 @@ fn min_width(text: &str, px: f64) -> f64 {
 }
 
 impl Panel {
-    /// Every text and bar inside the chart: nothing is cut off at an edge.
+    /// Every text and bar inside the chart: nothing is cut off at an edge;
+    /// and the chart no larger than what it holds needs (the boxes are
+    /// lower bounds, so the room to the right and below is an upper bound);
+    /// and the bars inside the plot, near both its ends.
     fn check_inside(&self, what: &str) {
         let (w, h) = self.size;
+        let (mut right, mut bottom) = (0.0f64, 0.0f64);
         for (t, b) in &self.boxes {
             assert!(
                 b[0] >= -0.06 && b[1] >= -0.06 && b[2] <= w + 0.06 && b[3] <= h + 0.06,
                 "{what}: `{t}` covers {b:?}, outside the chart of {w} x {h}"
+            );
+            (right, bottom) = (right.max(b[2]), bottom.max(b[3]));
+        }
+        // (a panel of a stacked chart is as wide as the widest panel)
+        assert!(
+            self.stacked || w - right <= 160.0,
+            "{what}: {} pixels spare on the right",
+            w - right
+        );
+        assert!(
+            h - bottom <= 70.0,
+            "{what}: {} pixels spare below",
+            h - bottom
+        );
+        // the slots of the bars, those marked n/a included (the mark is
+        // written 2 pixels left of its slot's right edge)
+        if let Some(bar) = self.bars.first().map(|b| b.w) {
+            let na = self
+                .labels
+                .iter()
+                .filter(|l| l.text == "n/a")
+                .map(|l| (l.x + 2.0 - bar, l.x + 2.0));
+            let slots: Vec<(f64, f64)> = self
+                .bars
+                .iter()
+                .map(|b| (b.x, b.x + b.w))
+                .chain(na)
+                .collect();
+            let first = slots.iter().map(|s| s.0).fold(f64::MAX, f64::min);
+            let last = slots.iter().map(|s| s.1).fold(f64::MIN, f64::max);
+            let (l, r) = (first - self.plot_x.0, self.plot_x.1 - last);
+            assert!(
+                (-0.06..=3.0 * bar).contains(&l) && (-0.06..=3.0 * bar).contains(&r),
+                "{what}: the bars start {l} pixels into the plot and end {r} pixels before its end"
             );
         }
     }
@@ -898,6 +956,20 @@ fn every_bar_and_number_of_the_charts_and_page_is_the_reports() {
     check_errors_chart(&read("errors.svg"), &r);
     check_penalties_chart(&read("penalties.svg"), &r);
     check_page(&read("index.html"), &r, &dir);
+
+    // with no naive stack past the cycles the stacks' axis ends near 100 %
+    let mut tame = r.clone();
+    for st in &mut tame.studies {
+        for m in ["naive", "naive_nonspec"] {
+            let fmt = st.stacks["fmt"];
+            st.stacks.insert(m.into(), fmt);
+        }
+    }
+    let outputs = stacks::render_outputs(&tame).unwrap();
+    let svg = &outputs.iter().find(|o| o.0 == "stacks.svg").unwrap().1;
+    let panels = read_chart(svg);
+    check_stacks_chart(&panels[0], &tame);
+    assert!(panels[0].ticks.last().unwrap().0 <= 125.0);
 }
 
 /// The same report with numbers no short run reaches: a naive stack of
