@@ -55,6 +55,8 @@ struct Panel {
     boxes: Vec<(String, [f64; 4])>,
     /// One of several panels stacked in one chart.
     stacked: bool,
+    /// Where the legend's swatches are (12 pixels square), top to bottom.
+    swatches: Vec<(f64, f64)>,
 }
 
 /// The boxes a text covers at least, a line each: its lines run from
@@ -190,6 +192,7 @@ fn read_panel(node: roxmltree::Node) -> Panel {
                     );
                     p.legend
                         .push((own_text(t), n.attribute("fill").unwrap().to_string()));
+                    p.swatches.push((num(n, "x"), num(n, "y")));
                 }
             },
             "text" => {
@@ -299,6 +302,17 @@ impl Panel {
     /// and the bars inside the plot, near both its ends.
     fn check_inside(&self, what: &str) {
         let (w, h) = self.size;
+        // the legend right of the plot, its swatches one under the other
+        for (i, &(x, y)) in self.swatches.iter().enumerate() {
+            assert!(
+                x >= self.plot_x.1,
+                "{what}: a legend swatch at {x}, in the plot"
+            );
+            if i > 0 {
+                let (px, py) = self.swatches[i - 1];
+                assert!(x == px && y >= py + 12.0, "{what}: legend swatches overlap");
+            }
+        }
         let (mut right, mut bottom) = (0.0f64, 0.0f64);
         for (t, b) in &self.boxes {
             assert!(
@@ -384,6 +398,19 @@ impl Panel {
             .iter()
             .filter(|b| b.title.starts_with(prefix))
             .collect()
+    }
+
+    /// The red label of a bar clipped at the top stands right over the
+    /// plot; of one clipped at the bottom, inside the plot at its foot.
+    fn check_clip_label(&self, what: &str, l: &Label, high: bool) {
+        let (lo_y, hi_y) = (self.ticks[0].1, self.ticks[self.ticks.len() - 1].1);
+        let at = if high { hi_y } else { lo_y };
+        assert!(
+            l.y <= at + 0.06 && l.y >= at - 4.06,
+            "{what}: the clip label `{}` at {}, not just over {at}",
+            l.text,
+            l.y
+        );
     }
 
     fn red_labels_at(&self, x: f64) -> Vec<&Label> {
@@ -513,6 +540,7 @@ fn check_grouped(
                 assert_eq!(red.len(), 1, "{what}: {key}{v} clipped without its label");
                 assert_eq!(red[0].text, format!("{v:.0}"), "{what}: {key}");
                 assert!(red[0].rotated, "{what}: {key}");
+                p.check_clip_label(what, red[0], v > hi);
             } else {
                 assert!(red.is_empty(), "{what}: {key}{v} labelled as clipped");
             }
@@ -692,6 +720,9 @@ fn check_stacks_chart(p: &Panel, r: &Report) {
                 .collect();
             let got: Vec<String> = red.iter().map(|l| l.text.clone()).collect();
             assert_eq!(got, want, "{key}: red labels");
+            for (l, high) in red.iter().zip([up > hi + 1e-9, false]) {
+                p.check_clip_label(&key, l, high);
+            }
             // the method's label under its bar: the same under every group
             let under: Vec<&Label> = p
                 .labels
