@@ -82,13 +82,19 @@ fn text_boxes(n: roxmltree::Node) -> Vec<(String, [f64; 4])> {
         }
         None => (num(n, "x"), num(n, "y"), 0.0),
     };
-    let lines: Vec<String> = n
+    // each line where its `tspan` puts it
+    let lines: Vec<(String, f64)> = n
         .children()
         .filter(|c| c.has_tag_name("tspan"))
-        .map(own_text)
+        .map(|t| {
+            (
+                own_text(t),
+                t.attribute("x").map_or(x, |v| v.parse().unwrap()),
+            )
+        })
         .collect();
     let lines = if lines.is_empty() {
-        vec![own_text(n)]
+        vec![(own_text(n), x)]
     } else {
         lines
     };
@@ -96,7 +102,7 @@ fn text_boxes(n: roxmltree::Node) -> Vec<(String, [f64; 4])> {
     lines
         .into_iter()
         .enumerate()
-        .map(|(i, line)| {
+        .map(|(i, (line, x))| {
             // bold is about a tenth wider
             let bold = if n.attribute("font-weight") == Some("bold") {
                 1.1
@@ -219,6 +225,12 @@ fn read_panel(node: roxmltree::Node) -> Panel {
                     }
                     None => (num(n, "x"), num(n, "y"), false),
                 };
+                // a text in lines is drawn where its first line's `tspan` says
+                let x = n
+                    .children()
+                    .find(|c| c.has_tag_name("tspan"))
+                    .and_then(|t| t.attribute("x"))
+                    .map_or(x, |v| v.parse().unwrap());
                 p.labels.push(Label {
                     x,
                     y,
@@ -771,6 +783,17 @@ fn check_stacks_chart(p: &Panel, r: &Report) {
             .find(|l| l.title.as_deref() == Some(st.name.as_str()))
             .unwrap_or_else(|| panic!("no name for {}", st.name));
         assert!(name.y > y_lo, "{}: its name is under the plot", st.name);
+        // (a name that fits under its group with room to spare is one line)
+        if 0.7 * 11.0 * st.name.chars().count() as f64 <= span {
+            assert_eq!(name.lines.len(), 1, "{}: {:?}", st.name, name.lines);
+        }
+        let middle = xs[group_x] + span / 2.0;
+        assert!(
+            (name.x - middle).abs() <= w,
+            "{}: its name at {}, not under the middle of its group at {middle}",
+            st.name,
+            name.x
+        );
         let below = name.y + 13.0 * (name.lines.len() as f64 - 1.0);
         assert!(
             name.lines.len() <= 3 && below < p.size.1,
