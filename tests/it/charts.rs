@@ -1046,6 +1046,7 @@ fn clipped_negative_and_missing_values_are_drawn_as_the_legend_and_axis_say() {
         pen.bpred = Some(1234.4);
         pen.l2d = Some(-30.0);
         st.penalties.get_mut("fmt").unwrap().l1i = None;
+        st.penalties.get_mut("reference").unwrap().l1i = Some(-567.8);
         st.kind = "trace".into();
         st.name = "sqlite3_x86_skip100M_13M.champsimtrace-first-part".into();
     }
@@ -1079,6 +1080,7 @@ fn clipped_negative_and_missing_values_are_drawn_as_the_legend_and_axis_say() {
     let penalties = read("penalties.svg");
     check_penalties_chart(&penalties, &r);
     assert!(penalties.contains(">1234</text>"));
+    assert!(penalties.contains(">-568</text>"));
     assert!(penalties.contains("no such event</title>n/a"));
     check_page(&read("index.html"), &r, &dir);
 
