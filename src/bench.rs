@@ -245,13 +245,19 @@ pub fn wave_figures(cycles: usize, reps: usize, figs: &mut Figures) -> anyhow::R
 /// CPUs when the machine has two free; on one, a round trip takes a
 /// time slice, and the figure shows it).
 pub fn core_round_trip_ns() -> f64 {
+    let (t, trips) = round_trips(std::time::Duration::from_millis(20));
+    t.as_nanos() as f64 / trips.max(1) as f64
+}
+
+/// How many round trips of a cache line between two threads fit in about
+/// `span` (see [`core_round_trip_ns`]), and how long they took.
+fn round_trips(span: std::time::Duration) -> (std::time::Duration, u64) {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     /// The counter alone on its cache lines.
     #[repr(align(128))]
     struct Line(AtomicU64);
     let ball = Line(AtomicU64::new(0));
     let stop = AtomicBool::new(false);
-    let span = std::time::Duration::from_millis(20);
     std::thread::scope(|sc| {
         sc.spawn(|| {
             // answer each odd value with the next even one
@@ -284,7 +290,7 @@ pub fn core_round_trip_ns() -> f64 {
             }
         }
         stop.store(true, Ordering::Relaxed);
-        t.elapsed().as_nanos() as f64 / trips.max(1) as f64
+        (t.elapsed(), trips)
     })
 }
 
@@ -538,5 +544,11 @@ mod tests {
     fn the_core_round_trip_is_a_time() {
         let t = core_round_trip_ns();
         assert!(t.is_finite() && t > 1.0 && t < 1e8, "{t}");
+        // the ball goes back and forth: in 200 ms many times even on one
+        // shared CPU (a time slice a trip), and the count stops at the span
+        let span = std::time::Duration::from_millis(200);
+        let (t, trips) = round_trips(span);
+        assert!(trips >= 4, "{trips} round trips in {t:?}");
+        assert!(t >= span && t < 50 * span, "{t:?}");
     }
 }
