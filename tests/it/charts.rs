@@ -66,33 +66,14 @@ fn text_boxes(n: roxmltree::Node) -> Vec<(String, [f64; 4])> {
     let font = n
         .attribute("font-size")
         .map_or(11.0, |f| f.parse().unwrap());
-    let (x, y, angle) = match n.attribute("transform") {
-        Some(tf) => {
-            let (t, r) = tf
-                .strip_prefix("translate(")
-                .unwrap()
-                .split_once(')')
-                .unwrap();
-            let (x, y) = t.split_once(',').unwrap();
-            let angle: f64 = r
-                .trim()
-                .strip_prefix("rotate(")
-                .map_or(0.0, |a| a.trim_end_matches(')').parse().unwrap());
-            (x.parse().unwrap(), y.parse().unwrap(), angle)
-        }
-        None => (num(n, "x"), num(n, "y"), 0.0),
+    // bold is about a tenth wider
+    let bold = if n.attribute("font-weight") == Some("bold") {
+        1.1
+    } else {
+        1.0
     };
-    // each line where its `tspan` puts it
-    let lines: Vec<(String, f64)> = n
-        .children()
-        .filter(|c| c.has_tag_name("tspan"))
-        .map(|t| {
-            (
-                own_text(t),
-                t.attribute("x").map_or(x, |v| v.parse().unwrap()),
-            )
-        })
-        .collect();
+    let (x, y, angle) = placement(n);
+    let lines = tspans(n, x);
     let lines = if lines.is_empty() {
         vec![(own_text(n), x)]
     } else {
@@ -103,12 +84,6 @@ fn text_boxes(n: roxmltree::Node) -> Vec<(String, [f64; 4])> {
         .into_iter()
         .enumerate()
         .map(|(i, (line, x))| {
-            // bold is about a tenth wider
-            let bold = if n.attribute("font-weight") == Some("bold") {
-                1.1
-            } else {
-                1.0
-            };
             let l = bold * min_width(&line, font);
             let from = match n.attribute("text-anchor") {
                 Some("end") => -l,
@@ -128,6 +103,41 @@ fn text_boxes(n: roxmltree::Node) -> Vec<(String, [f64; 4])> {
             (line, bx_)
         })
         .collect()
+}
+
+/// Where a text is anchored and its rotation in degrees: its `x` and `y`,
+/// or its `translate(x,y)` and optional `rotate(a)`.
+fn placement(n: roxmltree::Node) -> (f64, f64, f64) {
+    let Some(tf) = n.attribute("transform") else {
+        return (num(n, "x"), num(n, "y"), 0.0);
+    };
+    let (t, r) = tf
+        .strip_prefix("translate(")
+        .and_then(|r| r.split_once(')'))
+        .unwrap_or_else(|| panic!("transform {tf}"));
+    let (x, y) = t.split_once(',').unwrap();
+    let angle = r
+        .trim()
+        .strip_prefix("rotate(")
+        .map_or(0.0, |a| a.trim_end_matches(')').parse().unwrap());
+    (x.parse().unwrap(), y.parse().unwrap(), angle)
+}
+
+/// A text's lines (`tspan`s) and the `x` each is drawn at (its own, or
+/// the text's `x`); none for a text of one line.
+fn tspans(n: roxmltree::Node, x: f64) -> Vec<(String, f64)> {
+    n.children()
+        .filter(|c| c.has_tag_name("tspan"))
+        .map(|t| {
+            let tx = t.attribute("x").map_or(x, |v| v.parse().unwrap());
+            (own_text(t), tx)
+        })
+        .collect()
+}
+
+/// A legend swatch: a `rect` with no tooltip that is not the background.
+fn is_swatch(n: roxmltree::Node) -> bool {
+    n.has_tag_name("rect") && title_of(n).is_none() && n.attribute("width") != Some("100%")
 }
 
 fn num(n: roxmltree::Node, attr: &str) -> f64 {
@@ -203,46 +213,22 @@ fn read_panel(node: roxmltree::Node) -> Panel {
             },
             "text" => {
                 // a tick label was read with its line; a legend name with its swatch
-                let prev = n.prev_sibling_element();
-                if prev.is_some_and(|q| {
-                    q.has_tag_name("line") || (q.has_tag_name("rect") && title_of(q).is_none())
-                }) && prev.is_some_and(|q| q.attribute("width") != Some("100%"))
+                if n.prev_sibling_element()
+                    .is_some_and(|q| q.has_tag_name("line") || is_swatch(q))
                 {
                     continue;
                 }
-                let (x, y, rotated) = match n.attribute("transform") {
-                    Some(tf) => {
-                        let inner = tf
-                            .strip_prefix("translate(")
-                            .and_then(|r| r.split_once(')'))
-                            .unwrap_or_else(|| panic!("transform {tf}"));
-                        let (x, y) = inner.0.split_once(',').unwrap();
-                        (
-                            x.parse().unwrap(),
-                            y.parse().unwrap(),
-                            inner.1.contains("rotate"),
-                        )
-                    }
-                    None => (num(n, "x"), num(n, "y"), false),
-                };
-                // a text in lines is drawn where its first line's `tspan` says
-                let x = n
-                    .children()
-                    .find(|c| c.has_tag_name("tspan"))
-                    .and_then(|t| t.attribute("x"))
-                    .map_or(x, |v| v.parse().unwrap());
+                let (x, y, angle) = placement(n);
+                let lines = tspans(n, x);
                 p.labels.push(Label {
-                    x,
+                    // a text in lines is drawn where its first line's `tspan` says
+                    x: lines.first().map_or(x, |l| l.1),
                     y,
                     text: own_text(n),
                     title: title_of(n),
-                    lines: n
-                        .children()
-                        .filter(|c| c.has_tag_name("tspan"))
-                        .map(own_text)
-                        .collect(),
+                    lines: lines.into_iter().map(|l| l.0).collect(),
                     fill: n.attribute("fill").map(str::to_string),
-                    rotated,
+                    rotated: angle != 0.0,
                 });
             }
             "g" => panic!("a panel inside a panel"),
@@ -822,7 +808,7 @@ fn check_stacks_chart(p: &Panel, r: &Report) {
         "a label per method: {method_labels:?}"
     );
     assert!(
-        xs.last().unwrap() + 11.0 <= p.plot_x.1 + 0.06,
+        xs.last().unwrap() + p.bars[0].w <= p.plot_x.1 + 0.06,
         "bars past the plot"
     );
 }
@@ -874,7 +860,8 @@ fn check_penalties_chart(svg: &str, r: &Report) {
     );
 }
 
-/// The cells of the first `<table>` row after `at` that starts with `label`.
+/// The cells after the label of the first `<table>` row in `html` that
+/// starts with the cell `label`.
 fn row_cells(html: &str, label: &str) -> Vec<String> {
     let start = html
         .find(&format!("<tr><td>{label}</td>"))
