@@ -103,6 +103,11 @@ pub fn unit_figures(cycles: usize, reps: usize, figs: &mut Figures) -> anyhow::R
     let ps = p.with_variant(Variant::Sfmt);
     let ss = stream(ps, cycles, 1);
 
+    // A virtual machine's clock can move by half within an hour
+    // (docs/performance.md): the clock read just before and just after the
+    // `hw` figures turns them into host cycles a bundle, which say how the
+    // code does whatever the clock did.
+    let clock_before = host_clock_mhz(CLOCK_SPAN);
     for (key, params, st, batched) in [
         ("hw_fmt_cycles_per_s", p, &s, false),
         ("hw_fmt_batch_cycles_per_s", p, &s, true),
@@ -121,6 +126,28 @@ pub fn unit_figures(cycles: usize, reps: usize, figs: &mut Figures) -> anyhow::R
                 black_box(u.view());
             }),
         );
+    }
+    let clock_after = host_clock_mhz(CLOCK_SPAN);
+    match clock_before.zip(clock_after) {
+        Some((b, a)) => {
+            figs.values.insert("host_clock_mhz_before_hw".into(), b);
+            figs.values.insert("host_clock_mhz_after_hw".into(), a);
+            let mhz = (a + b) / 2.0;
+            for (rate, key) in [
+                ("hw_fmt_cycles_per_s", "hw_fmt_host_cycles_per_cycle"),
+                ("hw_sfmt_cycles_per_s", "hw_sfmt_host_cycles_per_cycle"),
+            ] {
+                let r = figs.items.iter().find(|(k, _)| k == rate).map(|x| x.1);
+                let r = r.expect("measured above");
+                figs.values.insert(key.into(), mhz * 1e6 / r);
+            }
+        }
+        None => {
+            figs.notes.insert(
+                "host_clock_mhz".into(),
+                "skipped: no add-chain probe for this architecture".into(),
+            );
+        }
     }
     figs.push(
         "golden_fmt_cycles_per_s",
@@ -247,6 +274,73 @@ pub fn wave_figures(cycles: usize, reps: usize, figs: &mut Figures) -> anyhow::R
 pub fn core_round_trip_ns() -> f64 {
     let (t, trips) = round_trips(std::time::Duration::from_millis(20));
     t.as_nanos() as f64 / trips.max(1) as f64
+}
+
+/// How long [`host_clock_mhz`] measures in `make bench`.
+pub const CLOCK_SPAN: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The host's clock in MHz as a chain of dependent register adds sees it
+/// (such an add takes one cycle on every x86-64 and AArch64 core, and each
+/// waits for the one before): the fastest of the chains of 8 M adds run in about
+/// `span`. `None` where there is no such probe (other architectures).
+pub fn host_clock_mhz(span: std::time::Duration) -> Option<f64> {
+    const ITERS: u64 = 1 << 20;
+    let t0 = Instant::now();
+    let mut best = f64::MAX;
+    loop {
+        let t = Instant::now();
+        let adds = add_chain(black_box(ITERS))?;
+        best = best.min(t.elapsed().as_secs_f64() / adds as f64);
+        if t0.elapsed() >= span {
+            return Some(1e-6 / best);
+        }
+    }
+}
+
+/// Run `iters` blocks of 8 dependent adds; the adds done (`8 * iters`, the
+/// chain's own result), `None` without a probe for this architecture.
+fn add_chain(iters: u64) -> Option<u64> {
+    #[allow(unused_mut)]
+    let mut x = 0u64;
+    // a register, not an immediate: a core may do adds of an immediate at
+    // register renaming, several a cycle (an Intel Xeon here did 6-8 G a
+    // second of them against 2.6 G of these)
+    #[allow(unused_variables)]
+    let one = black_box(1u64);
+    #[cfg(target_arch = "x86_64")]
+    for _ in 0..iters {
+        // SAFETY: register arithmetic only.
+        unsafe {
+            std::arch::asm!(
+                "add {0}, {1}", "add {0}, {1}", "add {0}, {1}", "add {0}, {1}",
+                "add {0}, {1}", "add {0}, {1}", "add {0}, {1}", "add {0}, {1}",
+                inout(reg) x,
+                in(reg) one,
+                options(nomem, nostack),
+            );
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    for _ in 0..iters {
+        // SAFETY: register arithmetic only.
+        unsafe {
+            std::arch::asm!(
+                "add {0}, {0}, {1}", "add {0}, {0}, {1}",
+                "add {0}, {0}, {1}", "add {0}, {0}, {1}",
+                "add {0}, {0}, {1}", "add {0}, {0}, {1}",
+                "add {0}, {0}, {1}", "add {0}, {0}, {1}",
+                inout(reg) x,
+                in(reg) one,
+                options(nomem, nostack),
+            );
+        }
+    }
+    if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        Some(x)
+    } else {
+        let _ = iters;
+        None
+    }
 }
 
 /// How many round trips of a cache line between two threads fit in about
@@ -527,6 +621,24 @@ mod tests {
         ] {
             assert!(f.values[k] > 1.0, "{k}");
         }
+        // host cycles a bundle: the mean of the two clock readings over the rate
+        if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+            let mhz =
+                (f.values["host_clock_mhz_before_hw"] + f.values["host_clock_mhz_after_hw"]) / 2.0;
+            for (rate, key) in [
+                ("hw_fmt_cycles_per_s", "hw_fmt_host_cycles_per_cycle"),
+                ("hw_sfmt_cycles_per_s", "hw_sfmt_host_cycles_per_cycle"),
+            ] {
+                let r = f.items.iter().find(|(k, _)| k == rate).unwrap().1;
+                assert!(mhz > 0.0 && r > 0.0);
+                assert!(
+                    (f.values[key] - mhz * 1e6 / r).abs() < 1e-9 * f.values[key],
+                    "{key}"
+                );
+            }
+        } else {
+            assert!(f.notes.contains_key("host_clock_mhz"));
+        }
         // every register of a 64-row FMT, about 100 bytes a cycle
         let b = f.values["vcd_fmt_bytes_per_cycle"];
         assert!((20.0..1000.0).contains(&b), "{b} bytes a cycle");
@@ -550,5 +662,27 @@ mod tests {
         let (t, trips) = round_trips(span);
         assert!(trips >= 4, "{trips} round trips in {t:?}");
         assert!(t >= span && t < 50 * span, "{t:?}");
+    }
+
+    /// The clock probe runs the adds it says (the chain's own result), for
+    /// the span asked, and reads a clock some core could have.
+    #[test]
+    fn the_host_clock_is_read_from_a_chain_of_adds() {
+        if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+            assert_eq!(add_chain(3), None);
+            assert_eq!(host_clock_mhz(CLOCK_SPAN), None);
+            return;
+        }
+        for n in [0, 1, 1000] {
+            assert_eq!(add_chain(n), Some(8 * n));
+        }
+        let span = std::time::Duration::from_millis(30);
+        let t = Instant::now();
+        let mhz = host_clock_mhz(span).expect("a probe on this architecture");
+        let took = t.elapsed();
+        assert!(took >= span && took < 100 * span, "{took:?}");
+        // a debug build runs the loop around the adds unoptimised: the
+        // probe then reads low, never high
+        assert!((50.0..8000.0).contains(&mhz), "{mhz} MHz");
     }
 }
