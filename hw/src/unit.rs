@@ -1747,9 +1747,11 @@ impl Unit {
 
 /// `Unit::cycle`'s kernel parameter: [`Kernel::Portable`].
 const K_PORTABLE: u8 = 0;
-/// `Unit::cycle`'s kernel parameter: [`Kernel::Avx2`].
+/// `Unit::cycle`'s kernel parameter: [`Kernel::Avx2`] (x86-64 only).
+#[cfg(target_arch = "x86_64")]
 const K_AVX2: u8 = 1;
-/// `Unit::cycle`'s kernel parameter: [`Kernel::Avx512`].
+/// `Unit::cycle`'s kernel parameter: [`Kernel::Avx512`] (x86-64 only).
+#[cfg(target_arch = "x86_64")]
 const K_AVX512: u8 = 2;
 
 /// Which compiled form of the next-state logic a [`Unit`] runs. The state and
