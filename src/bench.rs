@@ -300,47 +300,59 @@ pub fn host_clock_mhz(span: std::time::Duration) -> Option<f64> {
 /// Run `iters` blocks of 8 dependent adds; the adds done (`8 * iters`, the
 /// chain's own result), `None` without a probe for this architecture.
 fn add_chain(iters: u64) -> Option<u64> {
-    #[allow(unused_mut)]
-    let mut x = 0u64;
-    // a register, not an immediate: a core may do adds of an immediate at
-    // register renaming, several a cycle (an Intel Xeon here did 6-8 G a
-    // second of them against 2.6 G of these)
-    #[allow(unused_variables)]
-    let one = black_box(1u64);
-    #[cfg(target_arch = "x86_64")]
-    for _ in 0..iters {
-        // SAFETY: register arithmetic only.
-        unsafe {
-            std::arch::asm!(
-                "add {0}, {1}", "add {0}, {1}", "add {0}, {1}", "add {0}, {1}",
-                "add {0}, {1}", "add {0}, {1}", "add {0}, {1}", "add {0}, {1}",
-                inout(reg) x,
-                in(reg) one,
-                options(nomem, nostack),
-            );
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    {
+        // a register, not an immediate: a core may do adds of an immediate
+        // at register renaming, several a cycle (an Intel Xeon here did 6-8 G
+        // a second of them against 2.6 G of these)
+        let one = black_box(1u64);
+        let mut x = 0u64;
+        for _ in 0..iters {
+            x = add8(x, one);
         }
-    }
-    #[cfg(target_arch = "aarch64")]
-    for _ in 0..iters {
-        // SAFETY: register arithmetic only.
-        unsafe {
-            std::arch::asm!(
-                "add {0}, {0}, {1}", "add {0}, {0}, {1}",
-                "add {0}, {0}, {1}", "add {0}, {0}, {1}",
-                "add {0}, {0}, {1}", "add {0}, {0}, {1}",
-                "add {0}, {0}, {1}", "add {0}, {0}, {1}",
-                inout(reg) x,
-                in(reg) one,
-                options(nomem, nostack),
-            );
-        }
-    }
-    if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
         Some(x)
-    } else {
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
         let _ = iters;
         None
     }
+}
+
+/// `x + 8 * one` as 8 dependent adds.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn add8(mut x: u64, one: u64) -> u64 {
+    // SAFETY: register arithmetic only.
+    unsafe {
+        std::arch::asm!(
+            "add {0}, {1}", "add {0}, {1}", "add {0}, {1}", "add {0}, {1}",
+            "add {0}, {1}", "add {0}, {1}", "add {0}, {1}", "add {0}, {1}",
+            inout(reg) x,
+            in(reg) one,
+            options(nomem, nostack),
+        );
+    }
+    x
+}
+
+/// `x + 8 * one` as 8 dependent adds.
+#[cfg(target_arch = "aarch64")]
+#[inline(always)]
+fn add8(mut x: u64, one: u64) -> u64 {
+    // SAFETY: register arithmetic only.
+    unsafe {
+        std::arch::asm!(
+            "add {0}, {0}, {1}", "add {0}, {0}, {1}",
+            "add {0}, {0}, {1}", "add {0}, {0}, {1}",
+            "add {0}, {0}, {1}", "add {0}, {0}, {1}",
+            "add {0}, {0}, {1}", "add {0}, {0}, {1}",
+            inout(reg) x,
+            in(reg) one,
+            options(nomem, nostack),
+        );
+    }
+    x
 }
 
 /// How many round trips of a cache line between two threads fit in about
