@@ -74,6 +74,9 @@ smoke: release
 	$(BIN) run --workload branchy --instructions 20000 --warmup 1000 --set core.rob_entries=64 --variant both > target/run.txt
 	grep -qx '  machine: the default with core.rob_entries=64' target/run.txt
 	test "$$(grep -cx '  pending (in rows, not charged): none' target/run.txt)" = 2
+	@# `--census` prints its 15 classes after the stacks
+	$(BIN) run --workload fpmix --instructions 20000 --warmup 1000 --variant fmt --census > target/census.txt
+	grep -q '^cycle census: ' target/census.txt && test "$$(grep -cE '^  (full|open) ' target/census.txt)" = 15
 	! $(BIN) check --random --set fmt_rows=48 2>/dev/null
 	! $(BIN) replay Makefile 2>/dev/null
 	@# a closed pipe (`cpistack ... | head`) ends the program quietly, not with a panic

@@ -6,6 +6,7 @@
 //! crate only wires them together.
 
 pub mod bench;
+pub mod census;
 pub mod check;
 pub mod console;
 pub mod failwaves;

@@ -174,6 +174,12 @@ pub struct RunArgs {
     /// One JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Also print the cycle census: every counted cycle in one class by what
+    /// the window, the ROB head and the frontend were doing, with its share,
+    /// its commits and dispatches per cycle and where FMT's counters put it (what FMT's
+    /// `base` is made of; docs/cli.md).
+    #[arg(long)]
+    pub census: bool,
     /// `--vcd FILE` and `--window FROM:TO` (cycles of the core, from 0, warm-up
     /// included): a VCD of each attached `hw` unit.
     #[command(flatten)]
@@ -222,6 +228,9 @@ pub struct RunReport {
     pub stats: sim::Stats,
     /// Per unit variant (`fmt`, `sfmt`): its counters, CPI stack and pending cycles.
     pub units: std::collections::BTreeMap<String, StackReport>,
+    /// With `--census`: the cycle census, every class in order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub census: Option<Vec<crate::census::CensusRow>>,
     pub seconds: f64,
     pub instructions_per_second: f64,
 }
@@ -233,6 +242,8 @@ struct Drive {
     writer: Option<events::stream::StreamWriter>,
     /// One VCD tracer per slot (with `--vcd`).
     waves: Vec<Option<crate::waves::Traced>>,
+    /// With `--census`.
+    census: Option<crate::census::Census>,
 }
 
 impl Drive {
@@ -242,6 +253,11 @@ impl Drive {
         core: &sim::Core<S>,
     ) -> Result<()> {
         let cycle = core.cycle() - 1;
+        if let Some(c) = &mut self.census {
+            // the ROB at the cycle's start, as the unit's counting step sees it
+            let u = self.slots[0].hw();
+            c.cycle(ev, u.regs().rob_count as u32 == u.params().rob_entries);
+        }
         for (s, w) in self.slots.iter_mut().zip(self.waves.iter_mut()) {
             match s {
                 Slot::Plain(u) => u.step(ev),
@@ -399,6 +415,7 @@ fn simulate_core<S: sim::InstrSource>(
         check: args.check,
         writer,
         waves,
+        census: args.census.then(crate::census::Census::new),
     };
     let start = Instant::now();
     let mut bar: Option<indicatif::ProgressBar> = None;
@@ -490,6 +507,7 @@ fn simulate_core<S: sim::InstrSource>(
         cpi: st.cpi(),
         checked: args.check,
         units,
+        census: drive.census.as_ref().map(crate::census::Census::rows),
         seconds,
         instructions_per_second: core.committed() as f64 / seconds.max(1e-9),
         stats: st,
@@ -576,6 +594,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
         if p.l1i + p.l2i + p.itlb + p.bpred == 0 {
             crate::reportln!("  pending (in rows, not charged): none");
         }
+    }
+    if let Some(rows) = &r.census {
+        crate::report!("{}", crate::census::text(rows));
     }
     eprintln!(
         "{:.2} s, {:.2} M instructions/s",

@@ -45,6 +45,7 @@ fn trace_args(trace: &Path, warmup: u64, instructions: u64) -> RunArgs {
         events: None,
         waves: Default::default(),
         json: true,
+        census: false,
     }
 }
 

@@ -18,6 +18,7 @@ pub(crate) fn args(workload: &str, instructions: u64, seed: u64) -> RunArgs {
         events: None,
         waves: Default::default(),
         json: true,
+        census: false,
     }
 }
 
@@ -206,5 +207,65 @@ fn backend_full_charges_the_wait_when_the_load_store_queue_fills_first() {
         );
         assert!(share(&off) < 0.05, "{v}: l1d {:.3} without", share(&off));
         assert_eq!(on.units[v].error, None);
+    }
+}
+
+/// `run --census`: every counted cycle is in one class, every commit too, and
+/// the four classes of a full window whose head waits are FMT's `l1d`, `l2d`,
+/// `dtlb` and `longlat` counters exactly (the same test of the window as the
+/// unit's counting step); the stall classes of an open window are at least
+/// FMT's I-side counters (it charges only the correct path's).
+#[test]
+fn the_cycle_census_accounts_for_every_cycle_and_agrees_with_fmts_counters() {
+    for (w, big) in [
+        ("fpmix", Some("head waits on an L2 D-miss")),
+        ("longlat", Some("head waits on a long-latency op")),
+        ("l1d", Some("head waits on an L1 D-miss")),
+        ("dtlb", Some("head waits on a D-TLB miss")),
+        ("icache", Some("fetch stalled on an L1 I-miss")),
+        // a mixture, whose load/store queue fills with the ROB not full
+        ("server", None),
+    ] {
+        let mut a = args(w, 20_000, 1);
+        a.warmup = 150_000; // warm caches: `l1d`'s working set fits in L2
+        a.check = false;
+        a.variant = VariantArg::Fmt;
+        a.census = true;
+        let r = simulate(&a).unwrap();
+        let rows = r.census.as_ref().expect("--census gives a census");
+        assert_eq!(rows.len(), 15, "{w}: every class, empty ones too");
+        let of = |what: &str| {
+            rows.iter()
+                .find(|r| r.what == what)
+                .unwrap_or_else(|| panic!("{w}: no class {what:?}"))
+        };
+        assert_eq!(rows.iter().map(|r| r.cycles).sum::<u64>(), r.cycles, "{w}");
+        assert_eq!(
+            rows.iter().map(|r| r.commits).sum::<u64>(),
+            r.instructions,
+            "{w}"
+        );
+        let c = &r.units["fmt"].counters;
+        for (what, counter) in [
+            ("head waits on an L1 D-miss", "l1d"),
+            ("head waits on an L2 D-miss", "l2d"),
+            ("head waits on a D-TLB miss", "dtlb"),
+            ("head waits on a long-latency op", "longlat"),
+        ] {
+            assert_eq!(of(what).cycles, c[counter], "{w}: {what}");
+            assert_eq!(of(what).commits, 0, "{w}: a waiting head commits nothing");
+        }
+        for (what, counter) in [
+            ("fetch stalled on an L1 I-miss", "l1i"),
+            ("fetch stalled on an L2 I-miss", "l2i"),
+            ("fetch stalled on an I-TLB miss", "itlb"),
+        ] {
+            assert!(of(what).cycles >= c[counter], "{w}: {what}");
+        }
+        // the workload's bottleneck is its largest class
+        let top = rows.iter().max_by_key(|r| r.cycles).unwrap();
+        if let Some(big) = big {
+            assert_eq!(top.what, big, "{w}: {rows:?}");
+        }
     }
 }
