@@ -57,6 +57,7 @@ smoke: release
 	$(BIN) check --random --seed 9 --cycles 100000 --variant both --mix fill --set fmt_rows=256 --set rob_entries=512 --set fetch_width=8 --set dispatch_width=8 --set retire_width=8
 	$(BIN) gen --seed 3 --cycles 20000 -o target/smoke.bin
 	$(BIN) replay target/smoke.bin --variant both --check
+	$(BIN) replay target/smoke.bin --census | grep -q '^cycle census: 20000 cycles counted'
 	$(BIN) gen --seed 3 --cycles 2000 -o target/smoke.jsonl
 	$(BIN) replay target/smoke.jsonl --check --json > /dev/null
 	$(BIN) cost

@@ -17,7 +17,7 @@
 //! classes are exactly FMT's `l1d`, `l2d`, `dtlb` and `longlat` counters
 //! (checked by the tests).
 
-use events::{CycleEvents, FetchStall, HeadCause};
+use events::{CounterUnit, CycleEvents, FetchStall, HeadCause};
 use serde::Serialize;
 
 /// Cycles since the end of the last backend stall at which a committing
@@ -163,6 +163,13 @@ impl Census {
             self.commits[k] += ev.retired as u64;
             self.dispatches[k] += ev.dispatched as u64;
         }
+    }
+
+    /// One cycle of a run that drives `u`, called before `u` steps with
+    /// `ev`: the window is full if `u`'s ROB mirror is (the ROB at the
+    /// cycle's start, as the unit's counting step sees it).
+    pub fn before_step(&mut self, u: &hw::Unit, ev: &CycleEvents) {
+        self.cycle(ev, u32::from(u.regs().rob_count) == u.params().rob_entries);
     }
 
     /// Counted cycles.

@@ -199,6 +199,12 @@ struct ReplayArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// Also print the cycle census, as `run --census` does: every counted
+    /// cycle in one class by what the window, the ROB head and the frontend
+    /// were doing (the window full by the first unit's ROB mirror or the
+    /// bundle's `backend_full`), and where FMT's counters put it.
+    #[arg(long)]
+    census: bool,
     #[command(flatten)]
     waves: cpistack::waves::WaveArgs,
 }
@@ -491,7 +497,8 @@ fn cmd_replay(a: &ReplayArgs) -> Result<()> {
     for (k, u) in units.iter().enumerate() {
         waves.push(a.waves.tracer(k, u.hw())?);
     }
-    let n = match drive_replay(a, stream, &mut units, &mut waves) {
+    let mut census = a.census.then(cpistack::census::Census::new);
+    let n = match drive_replay(a, stream, &mut units, &mut waves, &mut census) {
         Ok(n) => n,
         // the waveforms up to the failure are kept, and never hide it
         Err(e) => return Err(cpistack::waves::finish_after_failure(waves, e)),
@@ -502,15 +509,16 @@ fn cmd_replay(a: &ReplayArgs) -> Result<()> {
         .map(|u| StackReport::from_unit(u.hw()))
         .collect();
     if a.json {
-        cpistack::reportln!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "file": a.file.display().to_string(),
-                "cycles_replayed": n,
-                "checked": a.check,
-                "units": reports,
-            }))?
-        );
+        let mut out = serde_json::json!({
+            "file": a.file.display().to_string(),
+            "cycles_replayed": n,
+            "checked": a.check,
+            "units": reports,
+        });
+        if let Some(c) = &census {
+            out["census"] = serde_json::to_value(c.rows())?;
+        }
+        cpistack::reportln!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         cpistack::reportln!(
             "{}: {} replayed",
@@ -522,6 +530,9 @@ fn cmd_replay(a: &ReplayArgs) -> Result<()> {
         }
         for r in &reports {
             cpistack::report!("{}", r.text());
+        }
+        if let Some(c) = &census {
+            cpistack::report!("{}", c.text());
         }
     }
     Ok(())
@@ -555,9 +566,10 @@ fn drive_replay(
     mut stream: events::stream::EventIter,
     units: &mut [Driven],
     waves: &mut [Option<cpistack::waves::Traced>],
+    census: &mut Option<cpistack::census::Census>,
 ) -> Result<u64> {
     let mut n: u64 = 0;
-    if a.check && waves.iter().all(Option::is_none) {
+    if a.check && waves.iter().all(Option::is_none) && census.is_none() {
         // hw and golden on two threads, a batch of bundles at a time
         let mut batch = Vec::with_capacity(BATCH);
         let mut read_err = None;
@@ -592,6 +604,9 @@ fn drive_replay(
     }
     for ev in stream {
         let ev: CycleEvents = ev.map_err(|e| reading(&a.file, e))?;
+        if let (Some(c), Some(u)) = (census.as_mut(), units.first()) {
+            c.before_step(u.hw(), &ev);
+        }
         for (u, w) in units.iter_mut().zip(waves.iter_mut()) {
             let r = match u {
                 Driven::Plain(h) => {
@@ -844,6 +859,54 @@ mod tests {
     /// batch's, and far enough into it that `run_batch` takes its two-thread
     /// path). A named pipe is not read twice: the message goes without the
     /// location.
+    /// `replay --census` of a stream `run --events` recorded is the run's own
+    /// census, with and without `--check` (which then steps bundle by bundle).
+    #[test]
+    fn a_replayed_census_is_the_census_of_the_run_that_recorded_it() {
+        let path = std::env::temp_dir().join(format!("cpistack-census-{}.bin", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let file = path.display().to_string();
+        let run = [
+            "run",
+            "--workload",
+            "server",
+            "--instructions",
+            "20000",
+            "--warmup",
+            "2000",
+            "--variant",
+            "fmt",
+            "--census",
+            "--events",
+            file.as_str(),
+        ];
+        let Cmd::Run(r) = parse(&run).unwrap().cmd else {
+            panic!("not a run command");
+        };
+        let want = cpistack::run::simulate(&r).unwrap().census.unwrap();
+        assert!(
+            want.iter().filter(|r| r.cycles > 0).count() >= 8,
+            "{want:?}"
+        );
+        for check in [&[][..], &["--check"][..]] {
+            let mut args = vec!["replay", file.as_str(), "--census"];
+            args.extend_from_slice(check);
+            let Cmd::Replay(a) = parse(&args).unwrap().cmd else {
+                panic!("not a replay command");
+            };
+            let (fp, stream) = events::stream::open(&a.file).unwrap();
+            let mut units = vec![if a.check {
+                Driven::Checked(Box::new(LockStep::new(fp).unwrap()))
+            } else {
+                Driven::Plain(Box::new(hw::Unit::new(fp).unwrap()))
+            }];
+            let mut census = Some(cpistack::census::Census::new());
+            drive_replay(&a, stream, &mut units, &mut [None], &mut census).unwrap();
+            assert_eq!(census.unwrap().rows(), want, "{args:?}");
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+
     #[test]
     fn a_replayed_violation_points_at_the_bundle_in_the_file() {
         use events::stream::{create, Format};
@@ -1083,7 +1146,7 @@ mod tests {
             } else {
                 Driven::Plain(Box::new(hw::Unit::new(fp).unwrap()))
             }];
-            let got = drive_replay(&a, stream, &mut units, &mut [None]).unwrap();
+            let got = drive_replay(&a, stream, &mut units, &mut [None], &mut None).unwrap();
             assert_eq!(got, n as u64, "{args:?}");
             assert_eq!(
                 units[0].hw().view().counters.value[0],

@@ -254,9 +254,7 @@ impl Drive {
     ) -> Result<()> {
         let cycle = core.cycle() - 1;
         if let Some(c) = &mut self.census {
-            // the ROB at the cycle's start, as the unit's counting step sees it
-            let u = self.slots[0].hw();
-            c.cycle(ev, u.regs().rob_count as u32 == u.params().rob_entries);
+            c.before_step(self.slots[0].hw(), ev);
         }
         for (s, w) in self.slots.iter_mut().zip(self.waves.iter_mut()) {
             match s {
