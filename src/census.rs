@@ -18,7 +18,7 @@
 //! (checked by the tests).
 
 use events::{CounterUnit, CycleEvents, FetchStall, HeadCause};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Cycles since the end of the last backend stall at which a committing
 /// full-window cycle moves to the next class: `[1, 5)`, `[5, 20)`, then 20
@@ -26,7 +26,7 @@ use serde::Serialize;
 pub const RAMP_EDGES: [u64; 2] = [5, 20];
 
 /// The classes, in report order: (window, what, where FMT puts the cycle).
-const CLASSES: [(&str, &str, &str); 15] = [
+pub const CLASSES: [(&str, &str, &str); 15] = [
     ("full", "head waits on an L1 D-miss", "l1d"),
     ("full", "head waits on an L2 D-miss", "l2d"),
     ("full", "head waits on a D-TLB miss", "dtlb"),
@@ -185,15 +185,11 @@ impl Census {
             .iter()
             .enumerate()
             .map(|(k, &(window, what, fmt))| CensusRow {
-                window,
-                what,
-                fmt,
+                window: window.into(),
+                what: what.into(),
+                fmt: fmt.into(),
                 cycles: self.cycles[k],
-                share_pct: if total > 0 {
-                    100.0 * self.cycles[k] as f64 / total as f64
-                } else {
-                    0.0
-                },
+                share_pct: share(self.cycles[k], total),
                 commits: self.commits[k],
                 commits_per_cycle: per_cycle(self.commits[k], self.cycles[k]),
                 dispatches: self.dispatches[k],
@@ -206,6 +202,114 @@ impl Census {
     pub fn text(&self) -> String {
         text(&self.rows())
     }
+}
+
+/// `100 * part / total`, 0 for no cycles.
+fn share(part: u64, total: u64) -> f64 {
+    if total > 0 {
+        100.0 * part as f64 / total as f64
+    } else {
+        0.0
+    }
+}
+
+/// The cycles of the four classes whose full window's head waits on a
+/// backend event, by FMT counter name (`l1d`, `l2d`, `dtlb`, `longlat`): FMT
+/// counts exactly these cycles. Classes are found by name; a missing one is 0.
+pub fn head_waits(rows: &[CensusRow]) -> [(&'static str, u64); 4] {
+    ["l1d", "l2d", "dtlb", "longlat"].map(|c| {
+        let k = CLASSES
+            .iter()
+            .position(|x| x.2 == c)
+            .expect("a class per counter");
+        (
+            c,
+            rows.iter()
+                .filter(|r| r.what == CLASSES[k].1)
+                .map(|r| r.cycles)
+                .sum(),
+        )
+    })
+}
+
+/// The summary of a census that says what FMT's base is made of: cycles
+/// and commits of a full window committing, of an open window filling
+/// behind a head that waits, and of an open window whose head does not wait
+/// and dispatches (classes found by name, so any rows read back will do).
+pub fn base_parts(rows: &[CensusRow]) -> [(u64, u64); 3] {
+    let sum = |ks: &[usize]| {
+        rows.iter()
+            .filter(|r| ks.iter().any(|&k| r.what == CLASSES[k].1))
+            .fold((0u64, 0u64), |(c, n), r| {
+                (c.saturating_add(r.cycles), n.saturating_add(r.commits))
+            })
+    };
+    [
+        sum(&[RAMP0, RAMP0 + 1, RAMP0 + 2]),
+        sum(&[OPEN0 + 3]),
+        sum(&[OPEN0 + 4]),
+    ]
+}
+
+/// A census as read back from a file: exactly the classes of [`CLASSES`] in
+/// order, its cycles adding up to `cycles` and its commits to `commits`, and
+/// every share and rate what its counts give. The message names the class
+/// and the field.
+pub fn check(rows: &[CensusRow], cycles: u64, commits: u64) -> Result<(), String> {
+    if rows.len() != CLASSES.len() {
+        return Err(format!(
+            "{} classes, expected {}",
+            rows.len(),
+            CLASSES.len()
+        ));
+    }
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+    for (r, &(window, what, fmt)) in rows.iter().zip(&CLASSES) {
+        if (r.window.as_str(), r.what.as_str(), r.fmt.as_str()) != (window, what, fmt) {
+            return Err(format!(
+                "class `{} {}` (FMT: {}) where `{window} {what}` (FMT: {fmt}) belongs",
+                r.window, r.what, r.fmt
+            ));
+        }
+        if r.cycles > 1 << 53 || r.commits > 1 << 53 || r.dispatches > 1 << 53 {
+            return Err(format!("`{what}`: a count above a run's 2^53"));
+        }
+    }
+    let sum: u64 = rows.iter().map(|r| r.cycles).sum();
+    if sum != cycles {
+        return Err(format!(
+            "the classes hold {sum} cycles, not the run's {cycles}"
+        ));
+    }
+    let sum: u64 = rows.iter().map(|r| r.commits).sum();
+    if sum != commits {
+        return Err(format!(
+            "the classes commit {sum} instructions, not the run's {commits}"
+        ));
+    }
+    for r in rows {
+        for (k, got, want) in [
+            ("share_pct", r.share_pct, share(r.cycles, cycles)),
+            (
+                "commits_per_cycle",
+                r.commits_per_cycle,
+                per_cycle(r.commits, r.cycles),
+            ),
+            (
+                "dispatches_per_cycle",
+                r.dispatches_per_cycle,
+                per_cycle(r.dispatches, r.cycles),
+            ),
+        ] {
+            if !close(got, want) {
+                return Err(format!(
+                    "`{}`: {k} is {got}, but its counts give {want}",
+                    r.what
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `n / cycles`, 0 for no cycles.
@@ -247,16 +351,16 @@ pub fn text(rows: &[CensusRow]) -> String {
 }
 
 /// One class of the census.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct CensusRow {
     /// `full` or `open`: the window at the cycle's start.
-    pub window: &'static str,
+    pub window: String,
     /// What the head, dispatch or the frontend did.
-    pub what: &'static str,
+    pub what: String,
     /// Where FMT's counters put such a cycle ("correct path": the stall cycles
     /// of a block that is squashed are not charged; "base or bpred": bpred
     /// while a mispredicted branch's refill is pending).
-    pub fmt: &'static str,
+    pub fmt: String,
     pub cycles: u64,
     /// Of the counted cycles.
     pub share_pct: f64,
@@ -284,8 +388,9 @@ mod tests {
     fn by_what(c: &Census) -> Vec<(&'static str, &'static str, u64, u64)> {
         c.rows()
             .into_iter()
-            .filter(|r| r.cycles > 0)
-            .map(|r| (r.window, r.what, r.cycles, r.commits))
+            .zip(CLASSES)
+            .filter(|(r, _)| r.cycles > 0)
+            .map(|(r, (window, what, _))| (window, what, r.cycles, r.commits))
             .collect()
     }
 
@@ -380,6 +485,45 @@ mod tests {
             text.contains("full   head waits on a long-latency op") && text.contains("longlat"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_census_read_back_is_checked_class_by_class() {
+        let mut c = Census::new();
+        c.cycle(&ev(|e| e.head = HeadCause::L2d), true);
+        c.cycle(&ev(|e| (e.retired, e.dispatched) = (3, 2)), true);
+        c.cycle(&ev(|e| e.dispatched = 4), false);
+        let rows = c.rows();
+        assert_eq!(check(&rows, 3, 3), Ok(()));
+        assert_eq!(
+            head_waits(&rows),
+            [("l1d", 0), ("l2d", 1), ("dtlb", 0), ("longlat", 0)]
+        );
+        let bad = |f: &dyn Fn(&mut Vec<CensusRow>)| {
+            let mut r = rows.clone();
+            f(&mut r);
+            check(&r, 3, 3).unwrap_err()
+        };
+        assert_eq!(
+            check(&rows, 4, 3).unwrap_err(),
+            "the classes hold 3 cycles, not the run's 4"
+        );
+        assert!(check(&rows, 3, 2)
+            .unwrap_err()
+            .contains("commit 3 instructions, not the run's 2"));
+        assert_eq!(
+            bad(&|r| {
+                r.pop();
+            }),
+            "14 classes, expected 15"
+        );
+        assert!(bad(&|r| r.swap(0, 1)).starts_with("class `full head waits on an L2 D-miss`"));
+        assert!(bad(&|r| r[5].fmt = "l2d".into()).contains("(FMT: l2d) where"));
+        assert!(bad(&|r| r[1].share_pct = 50.0)
+            .contains("`head waits on an L2 D-miss`: share_pct is 50"));
+        assert!(bad(&|r| r[5].commits_per_cycle = 2.0).contains("commits_per_cycle is 2"));
+        assert!(bad(&|r| r[5].dispatches_per_cycle = 3.0).contains("dispatches_per_cycle is 3"));
+        assert!(bad(&|r| r[1].cycles = u64::MAX).contains("2^53"));
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! Per-cycle accountants that see only the bundles: the IBM POWER5-style
 //! completion-stall stack ([`Power5`]), the frontend/long-backend overlap
-//! measurement of the paper's Table 1 ([`Overlap`]), and an adapter that drives a
-//! counter unit as an [`events::Consumer`] ([`UnitConsumer`]).
+//! measurement of the paper's Table 1 ([`Overlap`]), and adapters that drive a
+//! counter unit as an [`events::Consumer`] ([`UnitConsumer`]; [`CensusOf`]
+//! with the cycle census beside it).
 
 use events::{CounterUnit, CycleEvents, FetchStall, HeadCause, Squash};
 
 use super::{Comp, NCOMP};
+use crate::census::Census;
 
 /// A counter unit (`hw::Unit`, `golden::Unit`) as a consumer of the core's bundles.
 pub struct UnitConsumer<U: CounterUnit>(pub U);
@@ -13,6 +15,19 @@ pub struct UnitConsumer<U: CounterUnit>(pub U);
 impl<U: CounterUnit> events::Consumer for UnitConsumer<U> {
     #[inline]
     fn cycle(&mut self, ev: &CycleEvents) {
+        self.0.step(ev);
+    }
+}
+
+/// FMT's unit with the cycle census of the run, read before the unit steps
+/// each cycle ([`Census::before_step`]: the window's state at the cycle's
+/// start, from the unit's ROB mirror).
+pub struct CensusOf(pub hw::Unit, pub Census);
+
+impl events::Consumer for CensusOf {
+    #[inline]
+    fn cycle(&mut self, ev: &CycleEvents) {
+        self.1.before_step(&self.0, ev);
         self.0.step(ev);
     }
 }

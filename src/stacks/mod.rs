@@ -25,7 +25,8 @@ use events::{Counter, CounterUnit, Variant};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-pub use accounting::{Overlap, Power5, UnitConsumer};
+use crate::census::Census;
+pub use accounting::{CensusOf, Overlap, Power5, UnitConsumer};
 pub use output::{
     check_dir, check_report_text, penalties_csv, render_outputs, stacks_csv, text as text_table,
     write_all, xml_well_formed, OUTPUT_FILES, PENALTIES_CSV_HEADER, STACKS_CSV_HEADER,
@@ -250,6 +251,9 @@ pub struct RealRun {
     pub power5: Power5,
     #[serde(skip)]
     pub overlap: Overlap,
+    /// The cycle census, read before FMT steps each cycle.
+    #[serde(skip)]
+    pub census: Vec<crate::census::CensusRow>,
     /// [`sim::Core::stream_digest`] at the end of the run.
     #[serde(skip)]
     pub digest: u64,
@@ -284,7 +288,7 @@ fn run_job(src: &Source, s: &Settings, mask: Mask) -> Result<Outcome> {
         }));
     }
     let p = cfg.unit_params();
-    let mut fmt = UnitConsumer(hw::Unit::new(p.with_variant(Variant::Fmt))?);
+    let mut fmt = CensusOf(hw::Unit::new(p.with_variant(Variant::Fmt))?, Census::new());
     let mut sfmt = UnitConsumer(hw::Unit::new(p.with_variant(Variant::Sfmt))?);
     let mut p5 = Power5::new();
     let mut ov = Overlap::new(p.rob_entries);
@@ -300,6 +304,7 @@ fn run_job(src: &Source, s: &Settings, mask: Mask) -> Result<Outcome> {
         sfmt: sfmt.0.view().counters,
         power5: p5,
         overlap: ov,
+        census: fmt.1.rows(),
         digest: core.stream_digest(),
     })))
 }
@@ -353,6 +358,11 @@ pub struct Study {
     pub ideal_runs: BTreeMap<String, u64>,
     /// The real run's event counts.
     pub stats: sim::Stats,
+    /// The real run's cycle census (`cpistack run --census`): what the
+    /// cycles of FMT's base were doing. Empty in a report written before it
+    /// was added.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub census: Vec<crate::census::CensusRow>,
 }
 
 fn ser_stacks<S: serde::Serializer>(
@@ -660,6 +670,7 @@ fn study(
         },
         ideal_runs,
         stats: st.clone(),
+        census: real.census.clone(),
     })
 }
 
@@ -998,6 +1009,7 @@ mod tests {
             overlap: OverlapReport::default(),
             ideal_runs: BTreeMap::new(),
             stats: sim::Stats::default(),
+            census: Vec::new(),
         }
     }
 

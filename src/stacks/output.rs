@@ -17,7 +17,7 @@ type Render = fn(&Report) -> Result<String>;
 
 /// Every output file and what renders it, in the order the run's last line
 /// names them.
-const OUTPUTS: [(&str, Render); 7] = [
+const OUTPUTS: [(&str, Render); 8] = [
     ("stacks.csv", |r| Ok(stacks_csv(r))),
     ("stacks.json", |r| {
         Ok(serde_json::to_string_pretty(r)? + "\n")
@@ -26,12 +26,13 @@ const OUTPUTS: [(&str, Render); 7] = [
     ("errors.svg", |r| Ok(svg::errors(r))),
     ("penalties.csv", |r| Ok(penalties_csv(r))),
     ("penalties.svg", |r| Ok(svg::penalties(r))),
+    ("census.csv", |r| Ok(census_csv(r))),
     ("index.html", |r| Ok(html(r))),
 ];
 
 /// The files [`write_all`] writes.
-pub const OUTPUT_FILES: [&str; 7] = {
-    let mut names = [""; 7];
+pub const OUTPUT_FILES: [&str; 8] = {
+    let mut names = [""; 8];
     let mut i = 0;
     while i < OUTPUTS.len() {
         names[i] = OUTPUTS[i].0;
@@ -109,6 +110,125 @@ pub fn penalties_csv(r: &Report) -> String {
             );
         }
     }
+    s
+}
+
+/// Columns of `census.csv`.
+pub const CENSUS_CSV_HEADER: &str = "workload,kind,window,class,fmt_counts_it_as,cycles,share_pct,commits,commits_per_cycle,dispatches,dispatches_per_cycle";
+
+/// The cycle census of each study's real run (`cpistack run --census`),
+/// every class; no rows for a study without one (a report from before it).
+/// The class names hold commas: they are quoted.
+pub fn census_csv(r: &Report) -> String {
+    let mut s = String::from(CENSUS_CSV_HEADER);
+    s.push('\n');
+    let q = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
+    for st in &r.studies {
+        for c in &st.census {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{:.3},{},{:.3},{},{:.3}",
+                st.name,
+                st.kind,
+                q(&c.window),
+                q(&c.what),
+                q(&c.fmt),
+                c.cycles,
+                c.share_pct,
+                c.commits,
+                c.commits_per_cycle,
+                c.dispatches,
+                c.dispatches_per_cycle
+            );
+        }
+    }
+    s
+}
+
+/// The census section of the page: per study, FMT's base and the
+/// reference's, and the parts of FMT's base the census tells apart, with
+/// the commits a cycle in each against the ideal machine's. Empty when no
+/// study has a census.
+fn census_html(r: &Report) -> String {
+    if r.studies.iter().all(|st| st.census.is_empty()) {
+        return String::new();
+    }
+    let mut s = String::from(
+        "<h2>What FMT's base is made of (cycle census)</h2>\n\
+         <p>Every counted cycle of the real run in one class by the state at its start \
+         (<code>cpistack run --census</code>; the classes of each workload under \
+         \"Per workload\" and in <a href=\"census.csv\">census.csv</a>). FMT charges a \
+         full window only while its head waits on a miss or a long operation: the \
+         cycles in which a full window commits, or an open one fills behind a head \
+         that waits, are base. Interval analysis assumes that they cost what the ideal \
+         machine spends on the same commits; where a full window commits well below \
+         the ideal run's rate (dense dependence chains behind each long event), FMT's \
+         base is too large (docs/accuracy.md, eighth pass). Shares of the real run's \
+         cycles, %; in brackets, commits a cycle.</p>\n\
+         <table><tr><th>workload</th><th>FMT base</th><th>reference base</th>\
+         <th>full window commits</th><th>fill behind a waiting head</th>\
+         <th>open, head not waiting, dispatches</th><th>ideal run's commits a cycle</th></tr>\n",
+    );
+    for st in &r.studies {
+        if st.census.is_empty() {
+            continue;
+        }
+        let pct = |c: u64| 100.0 * c as f64 / st.cycles.max(1) as f64;
+        let rate = |(c, n): (u64, u64)| {
+            if c > 0 {
+                format!(" ({:.2})", n as f64 / c as f64)
+            } else {
+                String::new()
+            }
+        };
+        let [full, fill, open] = crate::census::base_parts(&st.census);
+        let base = |m: &str| st.stacks.get(m).map_or(0, |v| v[Comp::Base as usize]);
+        let ideal = base("reference");
+        let _ = writeln!(
+            s,
+            "<tr><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}{}</td><td>{:.1}</td><td>{:.1}{}</td><td>{}</td></tr>",
+            esc(&st.name),
+            100.0 * base("fmt") as f64 / st.cycles.max(1) as f64,
+            100.0 * ideal as f64 / st.cycles.max(1) as f64,
+            pct(full.0),
+            rate(full),
+            pct(fill.0),
+            pct(open.0),
+            rate(open),
+            if ideal > 0 {
+                format!("{:.2}", st.instructions as f64 / ideal as f64)
+            } else {
+                "-".into()
+            }
+        );
+    }
+    s.push_str("</table>\n");
+    s
+}
+
+/// A study's census as a table (empty without one).
+fn census_table(st: &Study) -> String {
+    if st.census.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "<table><tr><th>window</th><th>cycle census class</th><th>cycles</th><th>share</th>\
+         <th>commits a cycle</th><th>dispatches a cycle</th><th>FMT counts it as</th></tr>\n",
+    );
+    for c in &st.census {
+        let _ = writeln!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td></tr>",
+            esc(&c.window),
+            esc(&c.what),
+            c.cycles,
+            c.share_pct,
+            c.commits_per_cycle,
+            c.dispatches_per_cycle,
+            esc(&c.fmt)
+        );
+    }
+    s.push_str("</table>\n");
     s
 }
 
@@ -411,20 +531,22 @@ pub fn html(r: &Report) -> String {
          whose head waits on an L2 D-miss or a D-TLB miss.</p>\n\
          <img src=\"penalties.svg\" alt=\"penalties\">\n",
     );
+    s.push_str(&census_html(r));
     s.push_str("<h2>Per workload (shares of cycles, %)</h2>\n");
     for st in &r.studies {
         let _ = writeln!(
             s,
-            "<details><summary>{} ({}{}, CPI {:.3}, overlap {:.2} %)</summary>{}</details>",
+            "<details><summary>{} ({}{}, CPI {:.3}, overlap {:.2} %)</summary>{}{}</details>",
             esc(&st.name),
             esc(&st.kind),
             st.seed.map(|x| format!(", seed {x}")).unwrap_or_default(),
             st.cpi,
             100.0 * st.overlap.fraction,
-            study_table(st)
+            study_table(st),
+            census_table(st)
         );
     }
-    s.push_str("<p>Files: <a href=\"stacks.csv\">stacks.csv</a>, <a href=\"stacks.json\">stacks.json</a>, <a href=\"penalties.csv\">penalties.csv</a>.</p>\n</body></html>\n");
+    s.push_str("<p>Files: <a href=\"stacks.csv\">stacks.csv</a>, <a href=\"stacks.json\">stacks.json</a>, <a href=\"penalties.csv\">penalties.csv</a>, <a href=\"census.csv\">census.csv</a>.</p>\n</body></html>\n");
     s
 }
 
@@ -1542,6 +1664,23 @@ fn check_consistent(r: &Report) -> Result<()> {
                 "stacks.json: study `{name}`: the components of {m} add up to {sum}, not to the run's {} cycles",
                 st.cycles
             );
+        }
+        if !st.census.is_empty() {
+            crate::census::check(&st.census, st.cycles, st.instructions)
+                .map_err(|e| anyhow::anyhow!("stacks.json: study `{name}`: census: {e}"))?;
+            // the same cycles FMT's counters hold: the census reads the
+            // window as the unit's counting step does
+            for (c, n) in crate::census::head_waits(&st.census) {
+                let k = COMPONENTS
+                    .iter()
+                    .position(|x| *x == c)
+                    .expect("a component per counter");
+                let fmt = st.stacks["fmt"][k];
+                ensure!(
+                    i64::try_from(n) == Ok(fmt),
+                    "stacks.json: study `{name}`: census: {n} cycles of a full window whose head waits ({c}), but FMT's {c} is {fmt}"
+                );
+            }
         }
         for m in COMPARED {
             let want = super::error_pp(&st.stacks[m], &st.stacks["reference"], st.cycles);

@@ -685,6 +685,7 @@ mod tests {
             overlap: Default::default(),
             ideal_runs: Default::default(),
             stats: Default::default(),
+            census: Vec::new(),
         };
         let studies = vec![
             study("w1", "workload", 2.0),

@@ -937,6 +937,10 @@ fn check_page(html: &str, r: &Report, dir: &std::path::Path) {
         );
         let ov = format!("overlap {:.2} %", 100.0 * st.overlap.fraction);
         assert!(sec.contains(&ov), "{}: {ov}", st.name);
+        // the stacks' table, then the census's
+        let split = sec.find("</table>").unwrap();
+        let (sec, census) = sec.split_at(split + "</table>".len());
+        check_census_table(census, st);
         let header: Vec<&str> = sec
             .split("<th>")
             .skip(2)
@@ -971,6 +975,105 @@ fn check_page(html: &str, r: &Report, dir: &std::path::Path) {
     }
 }
 
+/// A study's census table on the page: every class of its census, in
+/// order, with its cycles, share and rates; none without a census.
+fn check_census_table(html: &str, st: &cpistack::stacks::Study) {
+    if st.census.is_empty() {
+        assert!(
+            !html.contains("<table>"),
+            "{}: a census table without a census",
+            st.name
+        );
+        return;
+    }
+    let header: Vec<&str> = html
+        .split("<th>")
+        .skip(1)
+        .map(|c| c.split("</th>").next().unwrap())
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "window",
+            "cycle census class",
+            "cycles",
+            "share",
+            "commits a cycle",
+            "dispatches a cycle",
+            "FMT counts it as"
+        ],
+        "{}: census columns",
+        st.name
+    );
+    let rows: Vec<Vec<&str>> = html
+        .split("<tr><td>")
+        .skip(1)
+        .map(|r| {
+            r.split("</tr>")
+                .next()
+                .unwrap()
+                .split("<td>")
+                .map(|c| c.split("</td>").next().unwrap())
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), st.census.len(), "{}: census rows", st.name);
+    for (row, c) in rows.iter().zip(&st.census) {
+        let want = [
+            c.window.clone(),
+            c.what.clone(),
+            c.cycles.to_string(),
+            format!("{:.2}", c.share_pct),
+            format!("{:.2}", c.commits_per_cycle),
+            format!("{:.2}", c.dispatches_per_cycle),
+            c.fmt.clone(),
+        ];
+        assert_eq!(row, &want, "{}: census row", st.name);
+    }
+}
+
+/// The page's census overview: a row per study with a census, FMT's and the
+/// reference's base, and the census's parts of FMT's base.
+fn check_census_overview(html: &str, r: &Report) {
+    let at = html
+        .find("<h2>What FMT's base is made of")
+        .expect("a census overview");
+    let sec = &html[at..at + html[at..].find("</table>").unwrap()];
+    for st in &r.studies {
+        let cells = row_cells(sec, &st.name);
+        let pct = |c: i64| format!("{:.1}", 100.0 * c as f64 / st.cycles as f64);
+        let part = |what: &[&str]| {
+            let rows = st.census.iter().filter(|c| what.contains(&c.what.as_str()));
+            let (c, n) = rows.fold((0, 0), |(c, n), r| (c + r.cycles, n + r.commits));
+            (
+                pct(c as i64),
+                if c > 0 {
+                    format!(" ({:.2})", n as f64 / c as f64)
+                } else {
+                    String::new()
+                },
+            )
+        };
+        let full = part(&[
+            "commits, 1-4 cycles after a backend stall",
+            "commits, 5-19 cycles after a backend stall",
+            "commits, 20+ cycles after one (or none yet)",
+        ]);
+        let fill = part(&["no fetch stall, dispatches, head waits (fill)"]);
+        let open = part(&["no fetch stall, dispatches, head not waiting"]);
+        let ideal = st.stacks["reference"][0];
+        let want = [
+            pct(st.stacks["fmt"][0]),
+            pct(ideal),
+            full.0 + &full.1,
+            fill.0,
+            open.0 + &open.1,
+            format!("{:.2}", st.instructions as f64 / ideal as f64),
+        ];
+        assert_eq!(cells, want, "{}: census overview", st.name);
+    }
+}
+
 fn short_report() -> Report {
     let s = Settings {
         cfg: sim::Config::default(),
@@ -997,6 +1100,7 @@ fn every_bar_and_number_of_the_charts_and_page_is_the_reports() {
     check_errors_chart(&read("errors.svg"), &r);
     check_penalties_chart(&read("penalties.svg"), &r);
     check_page(&read("index.html"), &r, &dir);
+    check_census_overview(&read("index.html"), &r);
 
     // with no naive stack past the cycles the stacks' axis ends near 100 %
     let mut tame = r.clone();

@@ -443,7 +443,7 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
     let sec = &sec[..sec[head.len()..]
         .find("\n## ")
         .map_or(sec.len(), |e| e + head.len())];
-    for file in ["stacks.csv", "penalties.csv"] {
+    for file in ["stacks.csv", "penalties.csv", "census.csv"] {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
         let header = text.lines().next().unwrap();
         assert!(
@@ -458,6 +458,7 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
         &json["summary"]["fmt"],
         &study["overlap"],
         &study["penalties"]["fmt"],
+        &study["census"][0],
     ];
     for o in objects {
         for k in o.as_object().expect("an object").keys() {
@@ -490,6 +491,37 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
     edit_json(
         &|j| j["summary"]["fmt"]["max_error_pp"] = 99.0.into(),
         "summary.fmt.max_error_pp is 99",
+    );
+    // the census: its cycles are the run's, and its head-waits classes FMT's
+    edit_json(
+        &|j| {
+            let c = &mut j["studies"][1]["census"][1]["cycles"];
+            *c = (c.as_u64().unwrap() + 1).into();
+        },
+        "study `mlp`: census: the classes hold",
+    );
+    edit_json(
+        &|j| {
+            // 5 cycles from a committing full window to one waiting on an
+            // L2 D-miss, every share and rate as the counts give
+            let st = &mut j["studies"][1];
+            let cycles = st["cycles"].as_u64().unwrap() as f64;
+            let census = st["census"].as_array_mut().unwrap();
+            for (k, d) in [(1, 5i64), (5, -5)] {
+                let c = &mut census[k];
+                let n = c["cycles"].as_i64().unwrap() + d;
+                c["cycles"] = n.into();
+                c["share_pct"] = (100.0 * n as f64 / cycles).into();
+                for (count, rate) in [
+                    ("commits", "commits_per_cycle"),
+                    ("dispatches", "dispatches_per_cycle"),
+                ] {
+                    let x = c[count].as_u64().unwrap() as f64;
+                    c[rate] = if n > 0 { x / n as f64 } else { 0.0 }.into();
+                }
+            }
+        },
+        "cycles of a full window whose head waits (l2d), but FMT's l2d is",
     );
     edit_json(
         &|j| j["summary_workloads"]["power5"]["avg_error_pp"] = 0.5.into(),
