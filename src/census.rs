@@ -1,4 +1,5 @@
-//! The cycle census (`cpistack run --census`): every counted cycle in one
+//! The cycle census (`cpistack run --census`, `replay --census`, and each
+//! study of `cpistack stacks`): every counted cycle in one
 //! class by what the window, the ROB head and the frontend were doing, and
 //! where FMT's counters put such a cycle.
 //!
@@ -13,7 +14,7 @@
 //!
 //! The window is full at the start of a cycle when the ROB is full or the
 //! bundle says another backend structure is (`backend_full`), as in the
-//! unit's counting step (spec 4.1): the same test, so the four "blocked on"
+//! unit's counting step (spec 4.1): the same test, so the four "head waits"
 //! classes are exactly FMT's `l1d`, `l2d`, `dtlb` and `longlat` counters
 //! (checked by the tests).
 
