@@ -77,6 +77,9 @@ pub const CLASSES: [(&str, &str, &str); 15] = [
     ),
 ];
 
+/// The classes `0..HEAD_WAITS`: a full window whose head waits on a backend
+/// event (FMT's `l1d`, `l2d`, `dtlb`, `longlat`, in that order).
+const HEAD_WAITS: usize = 4;
 /// Index of the first committing full-window class.
 const RAMP0: usize = 5;
 /// Index of the first open-window class.
@@ -145,21 +148,16 @@ impl Census {
     /// (the ROB full, or `ev.backend_full`).
     pub fn cycle(&mut self, ev: &CycleEvents, window_full: bool) {
         let window_full = window_full || ev.backend_full;
-        // a full window's head waiting on a backend event: a stall, whose end
-        // starts the ramp classes
-        let stalled = window_full
-            && ev.retired == 0
-            && matches!(
-                ev.head,
-                HeadCause::L1d | HeadCause::L2d | HeadCause::Dtlb | HeadCause::Longlat
-            );
-        self.since_stall = if stalled {
+        // a committing cycle is one further from the last stall; a stall
+        // (one of the four "head waits" classes, which do not commit)
+        // starts the ramp classes again
+        let k = Self::class(ev, window_full, self.since_stall.saturating_add(1));
+        self.since_stall = if k < HEAD_WAITS {
             0
         } else {
             self.since_stall.saturating_add(1)
         };
         if ev.count_enable {
-            let k = Self::class(ev, window_full, self.since_stall);
             self.cycles[k] += 1;
             self.commits[k] += ev.retired as u64;
             self.dispatches[k] += ev.dispatched as u64;
@@ -217,20 +215,18 @@ fn share(part: u64, total: u64) -> f64 {
 /// The cycles of the four classes whose full window's head waits on a
 /// backend event, by FMT counter name (`l1d`, `l2d`, `dtlb`, `longlat`): FMT
 /// counts exactly these cycles. Classes are found by name; a missing one is 0.
-pub fn head_waits(rows: &[CensusRow]) -> [(&'static str, u64); 4] {
-    ["l1d", "l2d", "dtlb", "longlat"].map(|c| {
-        let k = CLASSES
-            .iter()
-            .position(|x| x.2 == c)
-            .expect("a class per counter");
-        (
-            c,
-            rows.iter()
-                .filter(|r| r.what == CLASSES[k].1)
-                .map(|r| r.cycles)
-                .sum(),
-        )
-    })
+pub fn head_waits(rows: &[CensusRow]) -> [(&'static str, u64); HEAD_WAITS] {
+    std::array::from_fn(|k| (CLASSES[k].2, sum_of(rows, &[k]).0))
+}
+
+/// Cycles and commits of the rows of classes `ks` (found by name; saturating,
+/// so any rows read back will do).
+fn sum_of(rows: &[CensusRow], ks: &[usize]) -> (u64, u64) {
+    rows.iter()
+        .filter(|r| ks.iter().any(|&k| r.what == CLASSES[k].1))
+        .fold((0, 0), |(c, n), r| {
+            (c.saturating_add(r.cycles), n.saturating_add(r.commits))
+        })
 }
 
 /// The summary of a census that says what FMT's base is made of: cycles
@@ -238,17 +234,10 @@ pub fn head_waits(rows: &[CensusRow]) -> [(&'static str, u64); 4] {
 /// behind a head that waits, and of an open window whose head does not wait
 /// and dispatches (classes found by name, so any rows read back will do).
 pub fn base_parts(rows: &[CensusRow]) -> [(u64, u64); 3] {
-    let sum = |ks: &[usize]| {
-        rows.iter()
-            .filter(|r| ks.iter().any(|&k| r.what == CLASSES[k].1))
-            .fold((0u64, 0u64), |(c, n), r| {
-                (c.saturating_add(r.cycles), n.saturating_add(r.commits))
-            })
-    };
     [
-        sum(&[RAMP0, RAMP0 + 1, RAMP0 + 2]),
-        sum(&[OPEN0 + 3]),
-        sum(&[OPEN0 + 4]),
+        sum_of(rows, &[RAMP0, RAMP0 + 1, RAMP0 + 2]),
+        sum_of(rows, &[OPEN0 + 3]),
+        sum_of(rows, &[OPEN0 + 4]),
     ]
 }
 

@@ -173,7 +173,7 @@ fn census_html(r: &Report) -> String {
         if st.census.is_empty() {
             continue;
         }
-        let pct = |c: u64| 100.0 * c as f64 / st.cycles.max(1) as f64;
+        let pct = |c: f64| 100.0 * c / st.cycles.max(1) as f64;
         let rate = |(c, n): (u64, u64)| {
             if c > 0 {
                 format!(" ({:.2})", n as f64 / c as f64)
@@ -188,12 +188,12 @@ fn census_html(r: &Report) -> String {
             s,
             "<tr><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}{}</td><td>{:.1}</td><td>{:.1}{}</td><td>{}</td></tr>",
             esc(&st.name),
-            100.0 * base("fmt") as f64 / st.cycles.max(1) as f64,
-            100.0 * ideal as f64 / st.cycles.max(1) as f64,
-            pct(full.0),
+            pct(base("fmt") as f64),
+            pct(ideal as f64),
+            pct(full.0 as f64),
             rate(full),
-            pct(fill.0),
-            pct(open.0),
+            pct(fill.0 as f64),
+            pct(open.0 as f64),
             rate(open),
             if ideal > 0 {
                 format!("{:.2}", st.instructions as f64 / ideal as f64)
