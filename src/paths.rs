@@ -35,7 +35,9 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 /// `/dev/shm`) or `/proc` (`/dev/stdout` whatever the shell connected to it); a rename would replace
 /// it, and its reader waits on it. A `FILE` that is a symbolic link is written
 /// beside the file the link resolves to, and that file is replaced (the link
-/// is kept); a dangling link is replaced by the file.
+/// is kept); a dangling link's file is made, as the shell's `>` makes it (so
+/// that the file written is the same before and after another output of the
+/// run makes it).
 pub fn part_path(path: &Path) -> std::path::PathBuf {
     resolve(path).map_or_else(|| path.to_path_buf(), |t| with_part(&t))
 }
@@ -56,8 +58,8 @@ fn with_part(t: &Path) -> std::path::PathBuf {
 
 /// Where an output `path` ends up: `None` if it is written directly (a
 /// named pipe, a device or a socket, or a path that is or links into `/dev`
-/// or `/proc`); else the file its links resolve to, one link at a time, or
-/// `path` itself when a link dangles or loops.
+/// or `/proc`); else the file its links resolve to, one link at a time (the
+/// missing file a dangling link names), or `path` itself when links loop.
 fn resolve(path: &Path) -> Option<std::path::PathBuf> {
     // under /dev only /dev/shm (a tmpfs) holds ordinary files
     let special = |p: &Path| {
@@ -77,9 +79,8 @@ fn resolve(path: &Path) -> Option<std::path::PathBuf> {
             },
             Ok(m) if !m.is_file() && !m.is_dir() => return None,
             Ok(_) => return Some(p),
-            // missing: a new file, or the end of a dangling link (the link
-            // itself is replaced)
-            Err(_) => break,
+            // missing: a new file, or the file a dangling link names
+            Err(_) => return Some(p),
         }
     }
     Some(path.to_path_buf())
@@ -122,15 +123,75 @@ pub fn move_into_place(path: &Path, what: &str) -> Result<()> {
     })
 }
 
+/// Where `path` will be written, as an absolute path, once the directories
+/// it names are made: its longest leading part that exists made canonical
+/// (links followed), the rest as written, `.` dropped and `..` one level up
+/// (a directory still to be made is a plain directory, so `new/../f` is `f`
+/// whether or not `new` exists yet), and a link at the end followed
+/// ([`resolve`]). Comparing outputs by this, not by the files that exist
+/// before the run, catches `new/../input` and a dangling link to another
+/// output.
+pub fn where_written(path: &Path) -> std::path::PathBuf {
+    fn settled(p: &Path) -> std::path::PathBuf {
+        use std::path::Component;
+        let a = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        let parts: Vec<Component> = a.components().collect();
+        for k in (1..=parts.len()).rev() {
+            let head: std::path::PathBuf = parts[..k].iter().collect();
+            if let Ok(mut at) = std::fs::canonicalize(&head) {
+                for c in &parts[k..] {
+                    match c {
+                        Component::ParentDir => {
+                            at.pop();
+                        }
+                        Component::CurDir => {}
+                        c => at.push(c),
+                    }
+                }
+                return at;
+            }
+        }
+        a
+    }
+    let p = settled(path);
+    match resolve(&p) {
+        Some(t) if t != p => settled(&t),
+        _ => p,
+    }
+}
+
+/// [`where_written`] of `path` and of the `.part` it is written through
+/// first, if any ([`part_path`]).
+fn written_at(path: &Path) -> Vec<std::path::PathBuf> {
+    let w = where_written(path);
+    if written_directly(&w) {
+        vec![w]
+    } else {
+        let part = with_part(&w);
+        vec![w, part]
+    }
+}
+
 /// Fails if the output `out` (described as `what`, e.g. `--vcd`), or the
 /// `out.part` it is written to first ([`part_path`]), is the input file
-/// `input`: writing it would destroy the input before it is read.
+/// `input`: writing it would destroy the input before it is read. The
+/// output is taken where it will be written ([`where_written`]), so a path
+/// through a directory still to be made (`new/../input`) is caught too.
 pub fn refuse_overwrite(input: &Path, out: &Path, what: &str) -> Result<()> {
-    for o in [out.to_path_buf(), part_path(out)] {
-        if same_file(input, &o) {
+    for (k, o) in written_at(out).iter().enumerate() {
+        if same_file(input, o) {
+            // name the output as given, and where it lands when that is
+            // not plain from the name (a `..`, a link, the `.part`)
+            let at = if k == 1 {
+                format!(" (written first to {})", o.display())
+            } else if std::path::absolute(out).is_ok_and(|a| a == *o) {
+                String::new()
+            } else {
+                format!(" (written at {})", o.display())
+            };
             bail!(
-                "{what} {} would overwrite the input file {}: refusing",
-                o.display(),
+                "{what} {}{at} would overwrite the input file {}: refusing",
+                out.display(),
                 input.display()
             );
         }
@@ -172,22 +233,15 @@ fn ends_in_separator(path: &Path) -> bool {
 }
 
 /// Fails if two outputs of one run name the same file (they would be written
-/// over each other): `outs` are (option, path) pairs, compared as the files
-/// they resolve to (links followed, their directories made canonical where
-/// they exist), their `.part` files included.
+/// over each other): `outs` are (option, path) pairs, compared where they
+/// will be written ([`where_written`]: links followed, dangling ones too,
+/// and directories still to be made taken as made), their `.part` files
+/// included, and as files (hard links).
 pub fn distinct_outputs(outs: &[(&str, std::path::PathBuf)]) -> Result<()> {
-    let abs = |p: &Path| {
-        let p = resolve(p).unwrap_or_else(|| p.to_path_buf());
-        let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
-        match (dir.map(std::fs::canonicalize), p.file_name()) {
-            (Some(Ok(d)), Some(f)) => d.join(f),
-            _ => std::path::absolute(&p).unwrap_or(p),
-        }
-    };
     for (i, (wa, a)) in outs.iter().enumerate() {
         for (wb, b) in &outs[i + 1..] {
-            let (a1, b1) = (abs(a), abs(b));
-            if a1 == b1 || a1 == abs(&part_path(b)) || abs(&part_path(a)) == b1 || same_file(a, b) {
+            let (a1, b1) = (written_at(a), written_at(b));
+            if a1.iter().any(|x| b1.contains(x)) || same_file(&a1[0], &b1[0]) {
                 bail!(
                     "{wa} {} and {wb} {} name the same file: give each its own",
                     a.display(),
@@ -319,10 +373,18 @@ mod tests {
             .is_symlink());
         assert_eq!(std::fs::read(&plain).unwrap(), b"new");
         assert!(!canon.with_file_name("a.bin.part").exists());
-        // a dangling link is replaced by the file
+        // a dangling link: the file it names is made, and the link kept
         let dangling = d.join("dangling.bin");
         std::os::unix::fs::symlink(d.join("nowhere"), &dangling).unwrap();
-        assert_eq!(part_path(&dangling), d.join("dangling.bin.part"));
+        assert_eq!(part_path(&dangling), d.join("nowhere.part"));
+        std::fs::write(part_path(&dangling), b"made").unwrap();
+        move_into_place(&dangling, "--vcd").unwrap();
+        assert_eq!(std::fs::read(&dangling).unwrap(), b"made");
+        assert!(std::fs::symlink_metadata(&dangling)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(!d.join("nowhere.part").exists());
     }
 
     #[test]
@@ -351,7 +413,7 @@ mod tests {
         std::fs::rename(&f, d.join("a.part")).unwrap();
         assert!(e.is_none());
         let e = refuse_overwrite(&d.join("a.part"), &d.join("a"), "--vcd").unwrap_err();
-        assert!(e.to_string().contains("a.part would overwrite"), "{e}");
+        assert!(e.to_string().contains("a.part) would overwrite"), "{e}");
         std::fs::rename(d.join("a.part"), &f).unwrap();
         assert_eq!(std::fs::read(&f).unwrap(), b"x");
     }
@@ -456,6 +518,63 @@ mod tests {
             ])
             .is_err());
         }
+    }
+
+    /// An output is taken where it will be written: through a directory
+    /// still to be made and `..`, or a link that dangles, it can still be
+    /// the input or another output, and is refused before anything is made.
+    #[test]
+    fn outputs_through_directories_to_be_made_or_dangling_links_are_compared_where_written() {
+        let d = tmp("where");
+        let canon = std::fs::canonicalize(&*d).unwrap();
+        let input = d.join("in.bin");
+        std::fs::write(&input, b"input").unwrap();
+        assert_eq!(where_written(&d.join("nd/../in.bin")), canon.join("in.bin"));
+        assert_eq!(
+            where_written(&d.join("a/./b/../../c/d.vcd")),
+            canon.join("c/d.vcd")
+        );
+        assert_eq!(where_written(&d.join("new.vcd")), canon.join("new.vcd"));
+        // the `.part` written first counts too
+        std::fs::write(d.join("p.part"), b"input").unwrap();
+        assert!(refuse_overwrite(&d.join("p.part"), &d.join("nd/../p"), "--vcd").is_err());
+        for out in ["nd/../in.bin", "x/y/../../in.bin", "./nd/.././in.bin"] {
+            let e = refuse_overwrite(&input, &d.join(out), "--vcd").unwrap_err();
+            assert!(
+                e.to_string().contains("would overwrite the input file"),
+                "{out}: {e}"
+            );
+        }
+        refuse_overwrite(&input, &d.join("nd/in.bin"), "--vcd").unwrap();
+        let e = distinct_outputs(&[
+            ("--events", d.join("x.vcd")),
+            ("--vcd", d.join("nd/../x.vcd")),
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("name the same file"), "{e}");
+        assert!(
+            distinct_outputs(&[("--events", d.join("x")), ("--vcd", d.join("nd/../x.part")),])
+                .is_err()
+        );
+        #[cfg(unix)]
+        {
+            // a dangling link to where the other output will be written
+            std::os::unix::fs::symlink("target.bin", d.join("link.vcd")).unwrap();
+            assert_eq!(where_written(&d.join("link.vcd")), canon.join("target.bin"));
+            let e = distinct_outputs(&[
+                ("--vcd", d.join("link.vcd")),
+                ("--events", d.join("target.bin")),
+            ])
+            .unwrap_err();
+            assert!(e.to_string().contains("name the same file"), "{e}");
+            // a link to the input, through `..`
+            std::os::unix::fs::symlink(&input, d.join("to-in.vcd")).unwrap();
+            assert!(refuse_overwrite(&input, &d.join("nd/../to-in.vcd"), "--vcd").is_err());
+        }
+        assert!(
+            !d.join("nd").exists() && !d.join("x").exists(),
+            "nothing made"
+        );
     }
 
     /// Paths through `/dev` or `/proc` are written directly, whatever the

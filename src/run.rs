@@ -350,13 +350,14 @@ pub fn simulate(args: &RunArgs) -> Result<RunReport> {
     crate::paths::distinct_outputs(&outs)?;
     for (what, out) in &outs {
         args.machine.refuse_overwrite(out, what)?;
+        if let Some(path) = &args.trace {
+            crate::paths::refuse_overwrite(path, out, what)?;
+        }
     }
+    // (this makes the VCDs' directories: after every refusal above)
     args.waves.check_variants(&variants)?;
     match &args.trace {
         Some(path) => {
-            for (what, out) in &outs {
-                crate::paths::refuse_overwrite(path, out, what)?;
-            }
             let src = sim::trace::TraceSource::open(path, args.skip)?;
             let name = sim::InstrSource::name(&src).to_string();
             let core = sim::Core::new(&cfg, src)?;

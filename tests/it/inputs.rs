@@ -164,6 +164,32 @@ fn an_output_that_is_the_input_is_refused_before_anything_is_written() {
         assert!(e.contains("would overwrite the input file"), "{e}");
         assert_eq!(std::fs::read(&t).unwrap(), before, "the input is untouched");
     }
+    // nor through a directory still to be made and `..` (`nd` does not
+    // exist when the outputs are checked), or a dangling link's file: both
+    // refused before any directory is made
+    for (events, vcd) in [
+        (Some(d.join("nd/../tiny.trace")), None),
+        (None, Some(d.join("nd/x/../../tiny.trace"))),
+    ] {
+        let mut a = trace_args(&t, 100, 1_000);
+        a.events = events;
+        a.waves.vcd = vcd;
+        let e = format!("{:#}", simulate(&a).err().expect("refused"));
+        assert!(e.contains("would overwrite the input file"), "{e}");
+        assert!(e.contains("(written at "), "{e}");
+        assert_eq!(std::fs::read(&t).unwrap(), before, "the input is untouched");
+        assert!(!d.join("nd").exists(), "no directory made");
+    }
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("later.bin", d.join("dangling.vcd")).unwrap();
+        let mut a = trace_args(&t, 100, 1_000);
+        a.events = Some(d.join("later.bin"));
+        a.waves.vcd = Some(d.join("dangling.vcd"));
+        let e = format!("{:#}", simulate(&a).err().expect("refused"));
+        assert!(e.contains("name the same file"), "{e}");
+        assert!(!d.join("later.bin").exists());
+    }
     // nor through the `.part` an output is written to first
     let part = d.join("out.part");
     std::fs::copy(&t, &part).unwrap();
@@ -871,6 +897,22 @@ fn sweep_cleans_up_refuses_old_points_and_finds_unlisted_ones() {
     a.stacks.trace = vec![inside.join("penalties.csv")];
     let e = format!("{:#}", sweep::cmd(&a).unwrap_err());
     assert!(e.contains("would overwrite the input file"), "{e}");
+    // the same through a directory still to be made: refused, nothing made
+    let mut a = args(d.join("nd/../o2"), &["core.rob_entries=64"]);
+    a.stacks.trace = vec![inside.join("penalties.csv")];
+    let e = format!("{:#}", sweep::cmd(&a).unwrap_err());
+    assert!(e.contains("would overwrite the input file"), "{e}");
+    assert!(!d.join("nd").exists());
+    let mut s = stacks_args(d.join("nd/../o2/base"));
+    s.trace = vec![inside.join("penalties.csv")];
+    s.workloads = "none".into();
+    let e = format!("{:#}", cpistack::stacks::cmd(&s).unwrap_err());
+    assert!(e.contains("would overwrite the input file"), "{e}");
+    assert!(!d.join("nd").exists());
+    assert_eq!(
+        std::fs::read(inside.join("penalties.csv")).unwrap(),
+        std::fs::read(&t).unwrap()
+    );
     // an output that is the --config file, of the sweep and of `stacks`
     std::fs::write(d.join("o2/sweep.csv"), "{}").unwrap();
     std::fs::write(inside.join("stacks.json"), "{}").unwrap();
