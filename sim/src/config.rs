@@ -790,7 +790,7 @@ impl Config {
                     &format!("at most {MAX_CACHE_BYTES} (1 GiB)"),
                 );
             }
-            check_geometry(k, cc.size, cc.ways, cc.line as u64)?;
+            check_geometry(k, false, cc.size, cc.ways, cc.line as u64)?;
             if cc.size / cc.line as u64 > MAX_CACHE_LINES {
                 return bad(
                     &format!("{k}.size"),
@@ -834,7 +834,13 @@ impl Config {
                     &format!("1..={MAX_TLB_ENTRIES}"),
                 );
             }
-            check_geometry(k, t.entries as u64 * t.page as u64, t.ways, t.page as u64)?;
+            check_geometry(
+                k,
+                true,
+                t.entries as u64 * t.page as u64,
+                t.ways,
+                t.page as u64,
+            )?;
             if t.walkers == 0 || t.walkers > 64 {
                 return bad(&format!("{k}.walkers"), t.walkers as u64, "1..=64");
             }
@@ -985,20 +991,64 @@ fn overlay(
     }
 }
 
-fn check_geometry(k: &str, size: u64, ways: u32, line: u64) -> Result<(), SimError> {
-    let err = |what: &str| Err(SimError::Config(format!("`{k}`: {what}")));
+/// The geometry of cache `k` (`size`, `line`, `ways`; `tlb` false) or TLB
+/// `k` (`entries` = `size / line`, `page` = `line`, `ways`; `tlb` true): each
+/// error names the key at fault, its value, and the values it depends on.
+fn check_geometry(k: &str, tlb: bool, size: u64, ways: u32, line: u64) -> Result<(), SimError> {
+    let bad = |key: &str, v: u64, legal: String| {
+        Err(SimError::Config(format!(
+            "`{k}.{key}` = {v} is illegal: {legal}"
+        )))
+    };
+    let unit = if tlb { "page" } else { "line" };
     if !line.is_power_of_two() || !(4..=1 << 30).contains(&line) {
-        return err("line/page size must be a power of two in 4..=2^30");
+        return bad(unit, line, "a power of two in 4..=2^30".into());
     }
     if ways == 0 || ways > 64 {
-        return err("ways must be in 1..=64");
+        return bad("ways", ways.into(), "1..=64".into());
     }
-    if size == 0 || size / (line * ways as u64) * (line * ways as u64) != size {
-        return err("size must be a non-zero multiple of line * ways");
-    }
-    let sets = size / line / ways as u64;
-    if !sets.is_power_of_two() {
-        return err("the number of sets (size / line / ways) must be a power of two");
+    let ways = ways as u64;
+    if tlb {
+        let entries = size / line;
+        if entries == 0 || !entries.is_multiple_of(ways) {
+            return bad(
+                "entries",
+                entries,
+                format!("a non-zero multiple of `{k}.ways` ({ways})"),
+            );
+        }
+        if !(entries / ways).is_power_of_two() {
+            return bad(
+                "entries",
+                entries,
+                format!(
+                    "`{k}.entries` / `{k}.ways` ({entries} / {ways} = {} sets) must be a power of two",
+                    entries / ways
+                ),
+            );
+        }
+    } else {
+        if size == 0 || !size.is_multiple_of(line * ways) {
+            return bad(
+                "size",
+                size,
+                format!(
+                    "a non-zero multiple of `{k}.line` * `{k}.ways` ({line} * {ways} = {})",
+                    line * ways
+                ),
+            );
+        }
+        let sets = size / line / ways;
+        if !sets.is_power_of_two() {
+            return bad(
+                "size",
+                size,
+                format!(
+                    "`{k}.size` / `{k}.line` / `{k}.ways` ({size} / {line} / {ways} = {sets} sets) \
+                     must be a power of two"
+                ),
+            );
+        }
     }
     Ok(())
 }

@@ -557,26 +557,28 @@ fn cache_tlb_and_btb_geometries_take_any_ways_and_power_of_two_sets() {
         }
         let e = rejection(&sets(&v));
         assert!(
-            e.contains("`l1i`: line/page size must be a power of two in 4..=2^30"),
+            e.contains(&format!(
+                "`l1i.line` = {l} is illegal: a power of two in 4..=2^30"
+            )),
             "line {l}: {e}"
         );
     }
     for (sets_, msg) in [
         (&["l1d.ways=64"][..], None),
         (&["l1d.ways=3", "l1d.size=12288"], None),
-        (&["l1d.ways=0"], Some("`l1d`: ways must be in 1..=64")),
-        (&["l1d.ways=65"], Some("`l1d`: ways must be in 1..=64")),
+        (&["l1d.ways=0"], Some("`l1d.ways` = 0 is illegal: 1..=64")),
+        (&["l1d.ways=65"], Some("`l1d.ways` = 65 is illegal: 1..=64")),
         (
             &["l1d.size=0"],
-            Some("`l1d`: size must be a non-zero multiple of line * ways"),
+            Some("`l1d.size` = 0 is illegal: a non-zero multiple of `l1d.line` * `l1d.ways` (64 * 4 = 256)"),
         ),
         (
             &["l1d.size=16448"],
-            Some("`l1d`: size must be a non-zero multiple of line * ways"),
+            Some("`l1d.size` = 16448 is illegal: a non-zero multiple of `l1d.line` * `l1d.ways` (64 * 4 = 256)"),
         ),
         (
             &["l1d.ways=3", "l1d.size=18432"],
-            Some("`l1d`: the number of sets (size / line / ways) must be a power of two"),
+            Some("`l1d.size` = 18432 is illegal: `l1d.size` / `l1d.line` / `l1d.ways` (18432 / 64 / 3 = 96 sets) must be a power of two"),
         ),
         (&["dtlb.ways=3", "dtlb.entries=96"], None),
         (&["dtlb.page=4", "dtlb.ways=64", "dtlb.entries=64"], None),
@@ -584,16 +586,16 @@ fn cache_tlb_and_btb_geometries_take_any_ways_and_power_of_two_sets() {
         (&["dtlb.page=1073741824", "dtlb.entries=1048576"], None),
         (
             &["dtlb.page=2"],
-            Some("`dtlb`: line/page size must be a power of two in 4..=2^30"),
+            Some("`dtlb.page` = 2 is illegal: a power of two in 4..=2^30"),
         ),
-        (&["dtlb.ways=65"], Some("`dtlb`: ways must be in 1..=64")),
+        (&["dtlb.ways=65"], Some("`dtlb.ways` = 65 is illegal: 1..=64")),
         (
             &["dtlb.entries=102"],
-            Some("`dtlb`: size must be a non-zero multiple of line * ways"),
+            Some("`dtlb.entries` = 102 is illegal: a non-zero multiple of `dtlb.ways` (4)"),
         ),
         (
             &["dtlb.entries=96"],
-            Some("`dtlb`: the number of sets (size / line / ways) must be a power of two"),
+            Some("`dtlb.entries` = 96 is illegal: `dtlb.entries` / `dtlb.ways` (96 / 4 = 24 sets) must be a power of two"),
         ),
         (&["bpred.btb_ways=3", "bpred.btb_entries=1536"], None),
         (
