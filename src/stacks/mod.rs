@@ -809,14 +809,17 @@ fn trace_path(s: &str) -> std::result::Result<PathBuf, String> {
 /// The sources `--workloads` and `--traces` name.
 pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
     let mut out = Vec::new();
-    let items: Vec<&str> = args
-        .workloads
-        .split(',')
-        .map(str::trim)
-        .filter(|w| !w.is_empty())
-        .collect();
+    let items: Vec<&str> = args.workloads.split(',').map(str::trim).collect();
+    // `a,,b` or a comma at an end is a slip, refused as `--traces` refuses it
+    if items.iter().any(|w| w.is_empty()) {
+        bail!(
+            "--workloads `{}`: an empty name in the list (two commas in a row, one at an end, \
+             or nothing at all; `none` runs no workload)",
+            args.workloads
+        );
+    }
     let sets = match items[..] {
-        [] | ["none"] => Some(vec![]),
+        ["none"] => Some(vec![]),
         ["all"] => Some(sim::workloads::suite()),
         ["limits"] => Some(sim::workloads::limits()),
         _ => None,
@@ -847,8 +850,20 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
         .map(|t| ("--traces", t))
         .chain(args.trace.iter().map(|t| ("--trace", t)));
     for (opt, t) in given {
-        if !t.is_file() {
-            bail!("{opt}: {} is not a readable file", t.display());
+        // each study reads its trace once per run (18 runs): a pipe or a
+        // device could be read only once
+        match std::fs::metadata(t) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                bail!("{opt}: {}: no such file", t.display())
+            }
+            Err(e) => bail!("{opt}: {}: {e}", t.display()),
+            Ok(m) if m.is_dir() => bail!("{opt}: {}: is a directory", t.display()),
+            Ok(m) if !m.is_file() => bail!(
+                "{opt}: {}: not a regular file (a pipe or a device); each run of a study \
+                 reads the trace again, so give a file",
+                t.display()
+            ),
+            Ok(_) => {}
         }
         let s = Source::Trace(t.clone());
         if s.name().is_empty() {
@@ -1070,7 +1085,7 @@ mod tests {
                 .map(|s| s.name().to_string())
                 .collect()
         };
-        assert_eq!(names(&["--workloads", " mlp, chase ,"]), ["mlp", "chase"]);
+        assert_eq!(names(&["--workloads", " mlp, chase "]), ["mlp", "chase"]);
         let e = sources_of(&["--workloads", "mlp,chase, mlp"]).unwrap_err();
         assert_eq!(e.to_string(), "--workloads: `mlp` is named twice");
         for set in ["all", "limits", "none"] {
@@ -1079,9 +1094,9 @@ mod tests {
                 e.to_string().contains(&format!("`{set}` stands for a set")),
                 "{e}"
             );
-            // alone, with the commas tolerated elsewhere, it is the set (none
-            // alone is refused for another reason: nothing to study)
-            let r = sources_of(&["--workloads", &format!(" {set}, ")]);
+            // alone, spaces around it, it is the set (none alone is refused
+            // for another reason: nothing to study)
+            let r = sources_of(&["--workloads", &format!(" {set} ")]);
             assert_eq!(r.is_ok(), set != "none", "{set}");
             assert!(!format!("{:?}", r.err()).contains("stands for"), "{set}");
         }
@@ -1152,10 +1167,34 @@ mod tests {
         let missing = dir.join("nosuch.xz").display().to_string();
         for opt in ["--trace", "--traces"] {
             let e = sources_of(&["--workloads", "none", opt, &missing]).unwrap_err();
-            assert_eq!(
-                e.to_string(),
-                format!("{opt}: {missing} is not a readable file")
+            assert_eq!(e.to_string(), format!("{opt}: {missing}: no such file"));
+        }
+        // a directory, and a device or pipe (each run reads the trace again)
+        let d = dir.display().to_string();
+        let e = sources_of(&["--workloads", "none", "--trace", &d]).unwrap_err();
+        assert_eq!(e.to_string(), format!("--trace: {d}: is a directory"));
+        #[cfg(unix)]
+        {
+            let e = sources_of(&["--workloads", "none", "--traces", "/dev/null"]).unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with("--traces: /dev/null: not a regular file (a pipe or a device)"),
+                "{e}"
             );
         }
+        // an empty workload name, as an empty trace name, is refused
+        for w in [",balanced,,", ",", "", "balanced, ", "none,"] {
+            let e = sources_of(&["--workloads", w]).unwrap_err();
+            assert!(
+                e.to_string().contains("an empty name in the list"),
+                "{w:?}: {e}"
+            );
+        }
+        assert_eq!(
+            sources_of(&["--workloads", " balanced , mlp"])
+                .unwrap()
+                .len(),
+            2
+        );
     }
 }
