@@ -172,6 +172,30 @@ fn written_at(path: &Path) -> Vec<std::path::PathBuf> {
     }
 }
 
+/// The largest report file `--check-only` reads (`stacks.json` of a
+/// `make paper` run is about 160 KB: this is some thousands of studies), so
+/// that a file that is a device (`/dev/zero`) is refused instead of read
+/// until memory runs out.
+pub const MAX_REPORT_BYTES: u64 = 256 << 20;
+
+/// The text of the file `path`, of at most `max` bytes; the error names the
+/// file and says which limit it passed.
+pub fn read_text_capped(path: &Path, max: u64) -> Result<String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut bytes = Vec::new();
+    f.take(max + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("reading {}", path.display()))?;
+    if bytes.len() as u64 > max {
+        bail!(
+            "reading {}: larger than {max} bytes, more than any report this tool writes",
+            path.display()
+        );
+    }
+    String::from_utf8(bytes).with_context(|| format!("reading {}: not UTF-8", path.display()))
+}
+
 /// Fails if the output `out` (described as `what`, e.g. `--vcd`), or the
 /// `out.part` it is written to first ([`part_path`]), is the input file
 /// `input`: writing it would destroy the input before it is read. The
@@ -385,6 +409,26 @@ mod tests {
             .file_type()
             .is_symlink());
         assert!(!d.join("nowhere.part").exists());
+    }
+
+    #[test]
+    fn a_capped_read_takes_the_limit_and_refuses_one_byte_more() {
+        let d = tmp("capped");
+        let f = d.join("r.json");
+        std::fs::write(&f, "12345").unwrap();
+        assert_eq!(read_text_capped(&f, 5).unwrap(), "12345");
+        let e = read_text_capped(&f, 4).unwrap_err().to_string();
+        assert!(e.contains("r.json: larger than 4 bytes"), "{e}");
+        std::fs::write(&f, [0xff, 0xfe]).unwrap();
+        let e = format!("{:#}", read_text_capped(&f, 5).unwrap_err());
+        assert!(e.contains("r.json: not UTF-8"), "{e}");
+        let e = format!("{:#}", read_text_capped(&d.join("none"), 5).unwrap_err());
+        assert!(e.contains("reading ") && e.contains("none"), "{e}");
+        #[cfg(unix)]
+        {
+            let e = read_text_capped(Path::new("/dev/zero"), 1 << 16).unwrap_err();
+            assert!(e.to_string().contains("larger than 65536 bytes"), "{e}");
+        }
     }
 
     #[test]

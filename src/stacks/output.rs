@@ -1386,10 +1386,8 @@ pub fn render_outputs(r: &Report) -> Result<Vec<(&'static str, String)>> {
 /// renders.
 pub fn check_dir(dir: &Path) -> Result<()> {
     use anyhow::{bail, ensure};
-    let read = |n: &str| {
-        let p = dir.join(n);
-        std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
-    };
+    let read =
+        |n: &str| crate::paths::read_text_capped(&dir.join(n), crate::paths::MAX_REPORT_BYTES);
     let r = check_report_text(&read("stacks.json")?)?;
     let stacks_what = |row: &[&str]| {
         format!(

@@ -467,7 +467,7 @@ fn render(points: &[(Point, Report)]) -> [String; 3] {
 /// points.
 pub fn check_sweep(dir: &Path) -> Result<usize> {
     let p = dir.join("sweep.csv");
-    let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+    let text = crate::paths::read_text_capped(&p, crate::paths::MAX_REPORT_BYTES)?;
     let mut lines = text.lines();
     let header = lines.next().unwrap_or("");
     ensure!(
@@ -528,8 +528,12 @@ pub fn check_sweep(dir: &Path) -> Result<usize> {
             rows[0].0
         );
         check_dir(&sub).with_context(|| format!("point {name} ({})", sub.display()))?;
-        let r: Report = serde_json::from_str(&std::fs::read_to_string(sub.join("stacks.json"))?)
-            .with_context(|| format!("point {name}: stacks.json"))?;
+        let text = crate::paths::read_text_capped(
+            &sub.join("stacks.json"),
+            crate::paths::MAX_REPORT_BYTES,
+        )?;
+        let r: Report =
+            serde_json::from_str(&text).with_context(|| format!("point {name}: stacks.json"))?;
         let point = Point {
             name: name.clone(),
             set: (name != "base").then(|| {
@@ -581,8 +585,7 @@ pub fn check_sweep(dir: &Path) -> Result<usize> {
     // the chart and the page are what the points render
     for (f, want) in SWEEP_FILES.iter().zip(render(&points)).skip(1) {
         let p = dir.join(f);
-        let got =
-            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+        let got = crate::paths::read_text_capped(&p, crate::paths::MAX_REPORT_BYTES)?;
         ensure!(
             got == want,
             "{f}: not what the points' stacks.json render (a chart or page of another sweep, or edited)"
