@@ -210,7 +210,8 @@ pub struct RunReport {
     /// found in its code image).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<sim::trace::TraceStats>,
-    pub seed: u64,
+    /// The workload's seed; `None` (JSON `null`) for a trace, which has none.
+    pub seed: Option<u64>,
     /// The machine: the configuration keys that differ from the default
     /// (the paper's Table 2), each as the `--set` that makes it; empty for
     /// the default ([`sim::Config::differences`]).
@@ -384,7 +385,12 @@ fn simulate_core<S: sim::InstrSource>(
     for v in args.variant.list() {
         let p = params.with_variant(v);
         slots.push(if args.check {
-            Slot::Checked(Box::new(LockStep::new(p)?.with_seed(args.seed)))
+            // a mismatch names the workload's seed; a trace has none
+            let ls = LockStep::new(p)?;
+            Slot::Checked(Box::new(match args.trace {
+                None => ls.with_seed(args.seed),
+                Some(_) => ls,
+            }))
         } else {
             Slot::Plain(Box::new(hw::Unit::new(p)?))
         });
@@ -494,7 +500,7 @@ fn simulate_core<S: sim::InstrSource>(
     Ok(RunReport {
         workload: name,
         trace: trace_stats(core.source()),
-        seed: args.seed,
+        seed: args.trace.is_none().then_some(args.seed),
         machine: cfg.differences(&sim::Config::default()),
         warmup: args.warmup,
         instructions: st.instructions,
@@ -525,9 +531,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
         crate::reportln!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(());
     }
-    let (what, key, value) = match r.trace {
-        Some(_) => ("trace", "skip", args.skip),
-        None => ("workload", "seed", r.seed),
+    let (what, key, value) = match r.seed {
+        None => ("trace", "skip", args.skip),
+        Some(seed) => ("workload", "seed", seed),
     };
     crate::reportln!(
         "{what} {} ({key} {value}): {} after {} of warm-up, {}, CPI {:.4}{}",

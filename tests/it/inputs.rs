@@ -56,6 +56,13 @@ fn a_trace_that_ends_before_the_measurement_is_done_is_an_error() {
     // enough: a result
     let r = simulate(&trace_args(&t, 100, 2_000)).unwrap();
     assert_eq!(r.instructions, 2_000);
+    // a trace has no seed: its report says none (JSON null), not the
+    // workloads' default
+    assert_eq!(r.seed, None);
+    assert_eq!(
+        serde_json::to_value(&r).unwrap()["seed"],
+        serde_json::Value::Null
+    );
     // where counting starts: the warm-up's cycles, then the measured ones
     assert!(
         r.first_counted_cycle > 0,

@@ -87,6 +87,7 @@ fn an_events_file_replays_to_the_same_cycles() {
     let mut a = args("patterns", 3_000, 2);
     a.events = Some(path.clone());
     let r = simulate(&a).unwrap();
+    assert_eq!(r.seed, Some(2), "a workload's report names its seed");
     let (params, iter) = events::stream::open(&path).unwrap();
     assert_eq!(params.rob_entries, 128);
     let n = iter.count() as u64;
