@@ -75,6 +75,9 @@ smoke: release
 	$(BIN) run --workload branchy --instructions 20000 --warmup 1000 --set core.rob_entries=64 --variant both > target/run.txt
 	grep -qx '  machine: the default with core.rob_entries=64' target/run.txt
 	test "$$(grep -cx '  pending (in rows, not charged): none' target/run.txt)" = 2
+	@# a waveform window inside the warm-up is pointed out (its counters never move)
+	$(BIN) run --workload balanced --instructions 2000 --warmup 1000 --variant fmt --vcd target/warm.vcd --window 0:20 > target/warm.txt
+	grep -q "note: the waveform's window 0:20 lies in the warm-up" target/warm.txt
 	@# `--census` prints its 15 classes after the stacks
 	$(BIN) run --workload fpmix --instructions 20000 --warmup 1000 --variant fmt --census > target/census.txt
 	grep -q '^cycle census: ' target/census.txt && test "$$(grep -cE '^  (full|open) ' target/census.txt)" = 15
@@ -126,9 +129,13 @@ screenshot: waves
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends $(SHOT_PKGS); fi
 	@test -f waves/$(SCENARIO).vcd || { echo "no scenario $(SCENARIO) (see: ls waves/*.vcd)"; exit 1; }
-	cd waves && rm -f $(SCENARIO).png && timeout 120 xvfb-run -a -s "-screen 0 1600x1600x24" sh -c \
-	  'gtkwave -S zoom_full.tcl $(SCENARIO).vcd $(SCENARIO).gtkw > gtkwave-screenshot.log 2>&1 & pid=$$!; \
-	   sleep 6; import -window root $(SCENARIO).png; kill $$pid'
+	@# the scenario's own layout (it opens on the whole scenario), in a taller
+	@# window than a user's (1000 pixels) so that the counters are in the picture
+	cd waves && rm -f $(SCENARIO).png && sed 's/^\[size\] .*/[size] 1600 1900/' $(SCENARIO).gtkw > screenshot.gtkw && \
+	  timeout 120 xvfb-run -a -s "-screen 0 1600x1900x24" sh -c \
+	  'gtkwave $(SCENARIO).vcd screenshot.gtkw > gtkwave-screenshot.log 2>&1 & pid=$$!; \
+	   sleep 6; import -window root $(SCENARIO).png; kill $$pid'; \
+	  status=$$?; rm -f screenshot.gtkw; exit $$status
 	@test -s waves/$(SCENARIO).png && echo "screenshot: waves/$(SCENARIO).png"
 
 ## report-screenshot: render REPORT/index.html (default report/, from `make paper`)

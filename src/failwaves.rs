@@ -121,7 +121,12 @@ impl FailWaves {
         res.map_err(|e| format!("writing {}: {e}", path.display()))?;
         // its layout beside it: the failing unit's widths and rows (a problem
         // with it is a warning: the waveform itself was written)
-        if let Err(e) = waves::write_vcd_layout(&path, &params) {
+        // opening on the failing cycle, marked
+        let view = waves::View {
+            cycles: cycle - start + 1,
+            mark: Some(cycle - start),
+        };
+        if let Err(e) = waves::write_vcd_layout(&path, &params, view) {
             eprintln!("warning: {e:#}");
         }
         Ok(Some(path))

@@ -552,11 +552,22 @@ pub fn run(args: &RunArgs) -> Result<()> {
         crate::reportln!("  machine: the default with {}", r.machine.join(", "));
     }
     crate::reportln!(
-        "  core cycles [0, {}) warm-up, counting off; [{}, {}) measured (`--window` counts these cycles)",
+        "  core cycles [0, {}) warm-up, counting off; [{}, {}) measured (`--window A:B` counts core cycles from 0, warm-up included)",
         r.first_counted_cycle,
         r.first_counted_cycle,
         r.total_cycles
     );
+    // a waveform of the warm-up only shows counters that never move
+    if let Some(w) = args.waves.vcd.as_ref().and(args.waves.window) {
+        if w.to <= r.first_counted_cycle {
+            crate::reportln!(
+                "  note: the waveform's window {}:{} lies in the warm-up (counting off: no counter moves in it); the measured cycles start at {}",
+                w.from,
+                w.to,
+                r.first_counted_cycle
+            );
+        }
+    }
     let s = &r.stats;
     crate::reportln!("  {:<12} {:>12} {:>12}", "event", "committed", "all paths");
     for (name, c, a) in [

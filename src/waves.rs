@@ -533,6 +533,15 @@ impl<W: Write> VcdTracer<W> {
         self.window.from
     }
 
+    /// How many cycles have been dumped so far.
+    pub fn cycles_dumped(&self) -> u64 {
+        if self.started {
+            self.next.min(self.window.to) - self.window.from
+        } else {
+            0
+        }
+    }
+
     // ---- formatting -------------------------------------------------------
 
     #[inline(always)]
@@ -1020,16 +1029,80 @@ pub fn filter_files() -> Vec<(&'static str, String)> {
     ]
 }
 
-/// The GTKWave save file of a variant (`waves/fmt.gtkw`, `waves/sfmt.gtkw`), for a
-/// VCD of the default parameters (64 rows, 128 ROB entries, 16-bit locals, 48-bit
-/// globals) whose file name is `dumpfile` (relative to the save file).
-pub fn gtkw(variant: Variant, dumpfile: &str) -> String {
-    gtkw_for(&Params::default().with_variant(variant), dumpfile)
+/// What a layout shows when GTKWave opens it: the VCD's length, and a
+/// cycle to open near and put the marker on (a lock-step mismatch).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct View {
+    /// Cycles the VCD holds (its time 0 is the first; `u64::MAX`: unknown).
+    pub cycles: u64,
+    /// A cycle of the VCD (counted from its first) to show and mark.
+    pub mark: Option<u64>,
 }
 
-/// The GTKWave save file for a VCD of the unit `p` (its variant, the widths of
-/// its registers, its first rows up to 8) whose file name is `dumpfile`.
-pub fn gtkw_for(p: &Params, dumpfile: &str) -> String {
+/// Width in pixels of GTKWave's wave pane in a layout's window (`[size]`
+/// 1600 wide, less the tree and signal panes and borders; measured).
+const WAVE_PANE_PX: f64 = 1060.0;
+/// GTKWave draws `200 * 2^zoom` pixels per time unit (1 ns here) at a save
+/// file's zoom `*zoom` (its `pixelsperframe`; measured: zoom -6 draws 110 ns
+/// in 344 pixels).
+const PX_PER_NS_AT_ZOOM_0: f64 = 200.0;
+
+impl View {
+    /// Cycles a layout shows at once: all of a shorter VCD.
+    pub const SHOWN: u64 = 48;
+    /// A VCD of unknown length: its first [`View::SHOWN`] cycles.
+    pub const START: View = View {
+        cycles: u64::MAX,
+        mark: None,
+    };
+
+    /// A whole VCD of `cycles`, or its first [`View::SHOWN`].
+    pub fn of(cycles: u64) -> View {
+        View { cycles, mark: None }
+    }
+
+    /// The cycles on screen.
+    fn shown(self) -> u64 {
+        self.cycles.clamp(1, Self::SHOWN)
+    }
+
+    /// The first cycle on screen: 0, or with a mark, the one that puts the
+    /// mark three quarters of the way across (the cycles before it are the
+    /// story), within the VCD.
+    fn first(self) -> u64 {
+        self.mark.map_or(0, |m| {
+            m.saturating_sub(self.shown() * 3 / 4)
+                .min(self.cycles.saturating_sub(self.shown()))
+        })
+    }
+
+    /// GTKWave's zoom that fits the cycles on screen (and the last one's
+    /// end) in the wave pane.
+    fn zoom(self) -> f64 {
+        let ns = ((self.shown() + 1) * CYCLE_NS) as f64;
+        (WAVE_PANE_PX / (PX_PER_NS_AT_ZOOM_0 * ns)).log2()
+    }
+}
+
+/// The GTKWave save file of a variant (`waves/fmt.gtkw`, `waves/sfmt.gtkw`), for a
+/// VCD of the default parameters (64 rows, 128 ROB entries, 16-bit locals, 48-bit
+/// globals) whose file name is `dumpfile` (relative to the save file), itself
+/// named `savefile`.
+pub fn gtkw(variant: Variant, dumpfile: &str, savefile: &str, view: View) -> String {
+    gtkw_for(
+        &Params::default().with_variant(variant),
+        dumpfile,
+        savefile,
+        view,
+    )
+}
+
+/// The GTKWave save file `savefile` for a VCD of the unit `p` (its
+/// variant, the widths of its registers, all its rows) whose file name is
+/// `dumpfile`, opening on `view`. GTKWave finds the VCD beside the save file
+/// from any working directory (`[savefile]` names the save file, so a
+/// relative `[dumpfile]` is taken relative to it).
+pub fn gtkw_for(p: &Params, dumpfile: &str, savefile: &str, view: View) -> String {
     let variant = p.variant;
     let w = hw::Widths::of(p);
     let fmt = variant == Variant::Fmt;
@@ -1043,12 +1116,13 @@ pub fn gtkw_for(p: &Params, dumpfile: &str) -> String {
         variant.name()
     ));
     line(&format!("[dumpfile] \"{dumpfile}\""));
-    line("[timestart] 0");
-    line("[size] 1600 1550");
+    line(&format!("[savefile] \"{savefile}\""));
+    line(&format!("[timestart] {}", view.first() * CYCLE_NS));
+    line("[size] 1600 1000");
     line("[pos] -1 -1");
-    line(
-        "*-3.000000 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1",
-    );
+    // the zoom, the primary marker (-1: none), then 26 named markers
+    let marker = view.mark.map_or(-1, |m| (m * CYCLE_NS) as i64);
+    line(&format!("*{:.6} {marker}{}", view.zoom(), " -1".repeat(26)));
     line("[treeopen] top.");
     line("[sst_width] 220");
     line("[signals_width] 300");
@@ -1065,8 +1139,11 @@ pub fn gtkw_for(p: &Params, dumpfile: &str) -> String {
         }
     };
     let mut out: Vec<String> = Vec::new();
+    // GTKWave's flags: 0x800000 a group's start, 0x1000000 its end,
+    // 0x400000 closed, 0x200 blank (0x1000, "collapsed", would hide the
+    // group's own line: a closed group then could not be opened)
     let group = |out: &mut Vec<String>, name: &str, closed: bool| {
-        out.push(if closed { "@c01200" } else { "@800200" }.into());
+        out.push(if closed { "@c00200" } else { "@800200" }.into());
         out.push(format!("-{name}"));
     };
     let end = |out: &mut Vec<String>, name: &str, closed: bool| {
@@ -1098,7 +1175,10 @@ pub fn gtkw_for(p: &Params, dumpfile: &str) -> String {
     named(&mut out, "top.in.squash_kind");
     trace(&mut out, DEC, "top.in.squash_id[15:0]".into());
     trace(&mut out, DEC, "top.in.retired[7:0]".into());
-    named(&mut out, "top.in.head");
+    // shown as `head_cause`: the input says why the ROB head waits (the
+    // FMT's and the ROB's head pointers are `head` and `rob_head`)
+    out.push(BIN.into());
+    out.push("+{head_cause} top.in.head_s".into());
     trace(&mut out, BIN, "top.in.backend_full".into());
     end(&mut out, "inputs", false);
 
@@ -1137,31 +1217,22 @@ pub fn gtkw_for(p: &Params, dumpfile: &str) -> String {
         end(&mut out, "shared I-counters", false);
     }
 
-    group(&mut out, "counters", false);
-    for c in Counter::ALL {
-        trace(
-            &mut out,
-            DEC,
-            range(&format!("top.counters.{}", c.name()), w.global),
-        );
-    }
-    trace(&mut out, BIN, "top.counters.saturated".into());
-    group(&mut out, "overflow", true);
-    for c in Counter::ALL {
-        trace(&mut out, BIN, format!("top.counters.{}_ovf", c.name()));
-    }
-    end(&mut out, "overflow", true);
-    end(&mut out, "counters", false);
-
-    group(&mut out, "error", false);
-    trace(&mut out, BIN, "top.err.valid".into());
-    trace(&mut out, DEC, "top.err.bundle[63:0]".into());
-    named(&mut out, "top.err.field");
-    named(&mut out, "top.err.rule");
-    end(&mut out, "error", false);
     group(&mut out, "rows", false);
-    for r in 0..p.fmt_rows.min(8) {
-        let closed = r >= 3;
+    // every row: the first three open, the rest closed, in a closed group
+    // of their own (one line, so that the counters stay near)
+    const OPEN_ROWS: u32 = 3;
+    let more = (p.fmt_rows > OPEN_ROWS).then(|| {
+        format!(
+            "{} to {}",
+            row_name(OPEN_ROWS as usize, p.fmt_rows),
+            row_name(p.fmt_rows as usize - 1, p.fmt_rows)
+        )
+    });
+    for r in 0..p.fmt_rows {
+        let closed = r >= OPEN_ROWS;
+        if r == OPEN_ROWS {
+            group(&mut out, more.as_deref().unwrap_or_default(), true);
+        }
         let g = row_name(r as usize, p.fmt_rows);
         group(&mut out, &g, closed);
         named(&mut out, &format!("top.fmt.{g}_state"));
@@ -1184,7 +1255,33 @@ pub fn gtkw_for(p: &Params, dumpfile: &str) -> String {
         }
         end(&mut out, &g, closed);
     }
+    if let Some(m) = &more {
+        end(&mut out, m, true);
+    }
     end(&mut out, "rows", false);
+
+    group(&mut out, "counters", false);
+    for c in Counter::ALL {
+        trace(
+            &mut out,
+            DEC,
+            range(&format!("top.counters.{}", c.name()), w.global),
+        );
+    }
+    trace(&mut out, BIN, "top.counters.saturated".into());
+    group(&mut out, "overflow", true);
+    for c in Counter::ALL {
+        trace(&mut out, BIN, format!("top.counters.{}_ovf", c.name()));
+    }
+    end(&mut out, "overflow", true);
+    end(&mut out, "counters", false);
+
+    group(&mut out, "error", false);
+    trace(&mut out, BIN, "top.err.valid".into());
+    trace(&mut out, DEC, "top.err.bundle[63:0]".into());
+    named(&mut out, "top.err.field");
+    named(&mut out, "top.err.rule");
+    end(&mut out, "error", false);
 
     for o in out {
         line(&o);
@@ -1209,16 +1306,25 @@ pub fn write_layout_for(
 ) -> anyhow::Result<Vec<std::path::PathBuf>> {
     crate::paths::create_dir(dir, "the layout's directory")?;
     let mut files = Vec::new();
+    let view =
+        View::of(crate::scenarios::by_name(scenario).map_or(u64::MAX, |s| s.bundles.len() as u64));
     for (name, text) in filter_files().into_iter().chain([
         (
             "fmt.gtkw",
-            gtkw_for(&p.with_variant(Variant::Fmt), &format!("{scenario}.vcd")),
+            gtkw_for(
+                &p.with_variant(Variant::Fmt),
+                &format!("{scenario}.vcd"),
+                "fmt.gtkw",
+                view,
+            ),
         ),
         (
             "sfmt.gtkw",
             gtkw_for(
                 &p.with_variant(Variant::Sfmt),
                 &format!("{scenario}-sfmt.vcd"),
+                "sfmt.gtkw",
+                view,
             ),
         ),
     ]) {
@@ -1263,14 +1369,19 @@ fn refuse_foreign(layout: &Path, vcd: &Path) -> anyhow::Result<()> {
 /// rows, the VCD named by its file name), so that every VCD opens with a
 /// layout that shows all of its signals. Nothing for a VCD written directly
 /// (a pipe, `/dev/stdout`); a file of the layout's name that is not a
-/// `cpistack` layout is not overwritten (an error).
-pub fn write_vcd_layout(vcd: &Path, p: &Params) -> anyhow::Result<Option<std::path::PathBuf>> {
+/// `cpistack` layout is not overwritten (an error). It opens on `view`.
+pub fn write_vcd_layout(
+    vcd: &Path,
+    p: &Params,
+    view: View,
+) -> anyhow::Result<Option<std::path::PathBuf>> {
     let Some(path) = layout_beside(vcd) else {
         return Ok(None);
     };
     refuse_foreign(&path, vcd)?;
     let name = vcd.file_name().unwrap_or_default().to_string_lossy();
-    crate::paths::write_whole(&path, gtkw_for(p, &name).as_bytes())?;
+    let save = path.file_name().unwrap_or_default().to_string_lossy();
+    crate::paths::write_whole(&path, gtkw_for(p, &name, &save, view).as_bytes())?;
     Ok(Some(path))
 }
 
@@ -1425,10 +1536,11 @@ impl Traced {
     /// Beside the VCD it writes its GTKWave layout ([`write_vcd_layout`]);
     /// returns the files.
     pub fn finish(self) -> anyhow::Result<(std::path::PathBuf, Option<std::path::PathBuf>)> {
+        let view = View::of(self.tracer.cycles_dumped());
         match self.tracer.finish() {
             Ok(_) => {
                 crate::paths::move_into_place(&self.path, "--vcd")?;
-                let layout = write_vcd_layout(&self.path, &self.params)?;
+                let layout = write_vcd_layout(&self.path, &self.params, view)?;
                 Ok((self.path, layout))
             }
             Err(e) => {
@@ -2029,12 +2141,12 @@ mod tests {
 
     /// The layouts of the default unit (`waves/fmt.gtkw`, `waves/sfmt.gtkw`)
     /// show its registers at their widths: 7-bit pointers and ROB ids (64
-    /// rows, 128 entries), 16-bit rows, 48-bit counters, rows 00 to 07; sFMT
+    /// rows, 128 entries), 16-bit rows, 48-bit counters, rows 00 to 63; sFMT
     /// with the 128-bit I-miss vector and no I-counters in its rows.
     #[test]
     fn the_default_layouts_show_the_default_units_registers_at_their_widths() {
         for (v, vcd) in [(Variant::Fmt, "m.vcd"), (Variant::Sfmt, "m-sfmt.vcd")] {
-            let text = gtkw(v, vcd);
+            let text = gtkw(v, vcd, "m.gtkw", View::START);
             let lines: Vec<&str> = text.lines().collect();
             assert_eq!(
                 lines[0],
@@ -2044,20 +2156,121 @@ mod tests {
                 )
             );
             assert_eq!(lines[1], format!("[dumpfile] \"{vcd}\""));
+            assert_eq!(lines[2], "[savefile] \"m.gtkw\"");
             for l in [
                 "top.fmt.head[6:0]",
                 "top.rob.rob_head[6:0]",
                 "top.rob.rob_count[7:0]",
                 "top.fmt.row07_penalty[15:0]",
+                "top.fmt.row63_penalty[15:0]",
                 "top.counters.bpred[47:0]",
+                "+{head_cause} top.in.head_s",
             ] {
                 assert!(lines.contains(&l), "{v:?}: {l}");
             }
-            assert!(!text.contains("row08"), "{v:?}");
+            assert!(!text.contains("row64"), "{v:?}");
+            // the rows come before the counters, the error latch last
+            let at = |l: &str| lines.iter().position(|x| *x == l).unwrap();
+            assert!(at("-rows") < at("-counters") && at("-counters") < at("-error"));
             let sfmt = v == Variant::Sfmt;
             assert_eq!(lines.contains(&"top.rob.imiss[127:0]"), sfmt, "{v:?}");
             assert_eq!(lines.contains(&"top.fmt.row00_l1i[15:0]"), !sfmt, "{v:?}");
         }
+    }
+
+    /// A closed group is written as GTKWave writes one (`@c00200` ...
+    /// `@1401200`), its own line shown: with 0x1000 ("collapsed") on the
+    /// start line GTKWave hides that line, and the group cannot be opened.
+    /// The first three rows are open, the rest and `overflow` closed.
+    #[test]
+    fn closed_groups_keep_their_own_line_and_only_the_first_rows_are_open() {
+        let text = gtkw(Variant::Fmt, "m.vcd", "m.gtkw", View::START);
+        let lines: Vec<&str> = text.lines().collect();
+        let mut starts = Vec::new();
+        for (i, l) in lines.iter().enumerate() {
+            if let Some(flags) = l.strip_prefix('@') {
+                let f = u64::from_str_radix(flags, 16).unwrap();
+                if f & 0x80_0000 != 0 {
+                    assert_eq!(f & 0x1000, 0, "line {}: {l}", i + 1);
+                    starts.push((lines[i + 1], f & 0x40_0000 != 0));
+                }
+            }
+        }
+        let closed: Vec<&str> = (starts.iter()).filter(|s| s.1).map(|s| s.0).collect();
+        assert_eq!(closed.len(), 1 + 1 + 61, "{closed:?}");
+        assert!(closed.contains(&"-overflow") && closed.contains(&"-row03"));
+        assert!(closed.contains(&"-row03 to row63"));
+        assert!(starts.contains(&("-row02", false)) && starts.contains(&("-row63", true)));
+        assert_eq!(text.matches("@c00200\n").count(), 63);
+        assert_eq!(text.matches("@1401200\n").count(), 63);
+        // two rows: both open, no group of the rest
+        let two = gtkw_for(
+            &Params {
+                fmt_rows: 2,
+                ..Params::default()
+            },
+            "m.vcd",
+            "m.gtkw",
+            View::START,
+        );
+        assert!(two.contains("-row01\n") && !two.contains(" to row"));
+        assert_eq!(two.matches("@c00200\n").count(), 1, "overflow only");
+    }
+
+    /// A layout opens on the whole of a short VCD, on the first 48 cycles
+    /// of a longer one, and on a mismatch with the cycles before it: the
+    /// zoom fits the cycles shown in the wave pane (GTKWave draws
+    /// 200 * 2^zoom pixels per ns), the marker is on the marked cycle.
+    #[test]
+    fn a_layout_opens_on_the_cycles_it_should_show() {
+        let zoom_line = |v: View| {
+            let t = gtkw(Variant::Fmt, "m.vcd", "m.gtkw", v);
+            let z = t.lines().find(|l| l.starts_with('*')).unwrap().to_string();
+            let start = t
+                .lines()
+                .find(|l| l.starts_with("[timestart]"))
+                .unwrap()
+                .to_string();
+            (z, start)
+        };
+        let px = |z: &str| {
+            let zoom: f64 = z[1..].split(' ').next().unwrap().parse().unwrap();
+            200.0 * zoom.exp2()
+        };
+        // 11 cycles (and the last one's end): 120 ns across the pane
+        let (z, start) = zoom_line(View::of(11));
+        assert!((px(&z) * 120.0 - WAVE_PANE_PX).abs() < 0.5, "{z}");
+        assert_eq!(start, "[timestart] 0");
+        assert!(z.ends_with(&" -1".repeat(27)), "no marker: {z}");
+        for v in [View::START, View::of(10_000)] {
+            let (z, _) = zoom_line(v);
+            assert!((px(&z) * 490.0 - WAVE_PANE_PX).abs() < 0.5, "{z}");
+        }
+        // a mismatch at the last cycle (230 of 231): the file's last 48
+        // cycles, marked (not past the file's end)
+        let (z, start) = zoom_line(View {
+            cycles: 231,
+            mark: Some(230),
+        });
+        assert_eq!(start, "[timestart] 1830");
+        assert!(z.contains(" 2300 -1 "), "{z}");
+        // in the middle: three quarters of the way across
+        let (_, start) = zoom_line(View {
+            cycles: 1000,
+            mark: Some(500),
+        });
+        assert_eq!(start, "[timestart] 4640");
+        // near the start, or in a short file: from 0
+        let (_, start) = zoom_line(View {
+            cycles: 231,
+            mark: Some(20),
+        });
+        assert_eq!(start, "[timestart] 0");
+        let (_, start) = zoom_line(View {
+            cycles: 30,
+            mark: Some(29),
+        });
+        assert_eq!(start, "[timestart] 0");
     }
 
     /// `write_layout` writes the six translate filters and the two layouts,
@@ -2086,10 +2299,20 @@ mod tests {
             assert_eq!(p.parent(), Some(&*dir));
         }
         let read = |n: &str| std::fs::read_to_string(dir.join(n)).unwrap();
-        assert_eq!(read("fmt.gtkw"), gtkw(Variant::Fmt, "mispredict.vcd"));
+        // opening on the whole `mispredict` scenario
+        let view = View::of(
+            crate::scenarios::by_name("mispredict")
+                .unwrap()
+                .bundles
+                .len() as u64,
+        );
+        assert_eq!(
+            read("fmt.gtkw"),
+            gtkw(Variant::Fmt, "mispredict.vcd", "fmt.gtkw", view)
+        );
         assert_eq!(
             read("sfmt.gtkw"),
-            gtkw(Variant::Sfmt, "mispredict-sfmt.vcd")
+            gtkw(Variant::Sfmt, "mispredict-sfmt.vcd", "sfmt.gtkw", view)
         );
         assert_eq!(
             read("head.txt"),

@@ -471,9 +471,18 @@ fn gtkwave_loads_each_layout_without_warning() {
             scenarios: if only { vec![name.to_string()] } else { vec![] },
         })
         .unwrap();
-        // the save file names its VCD by relative path: open it alone, in its directory
+        // the save file names its VCD by relative path: open it alone, in
+        // its directory, and from another (`[savefile]` names the layout,
+        // so GTKWave takes the VCD's path relative to it)
         let generic = [Variant::Fmt, Variant::Sfmt].map(|v| (format!("{}.gtkw", v.name()), None));
         gtkwave_loads_layouts(&dir, sc.bundles.len(), &generic);
+        let elsewhere = [Variant::Fmt, Variant::Sfmt].map(|v| {
+            (
+                dir.join(format!("{}.gtkw", v.name())).display().to_string(),
+                None,
+            )
+        });
+        gtkwave_loads_layouts(&std::env::temp_dir(), sc.bundles.len(), &elsewhere);
         // each VCD's own layout, from another directory (a layout once needed
         // its translate filters in the working directory)
         let own = [format!("{name}.vcd"), format!("{name}-sfmt.vcd")].map(|vcd| {
@@ -531,7 +540,8 @@ fn gtkwave_loads_layouts(dir: &Path, bundles: usize, layouts: &[(String, Option<
         let traces = std::fs::read_to_string(dir.join(gtkw))
             .unwrap()
             .lines()
-            .filter(|l| l.starts_with("top."))
+            // a trace is a line naming a signal, or an alias and the signal
+            .filter(|l| l.starts_with("top.") || l.starts_with("+{"))
             .count();
         assert_eq!(
             shown, traces,
@@ -558,7 +568,9 @@ fn a_vcd_is_written_with_its_own_layout() {
     let bundles: Vec<CycleEvents> = sc.bundles.iter().take(3).copied().collect();
     // the unit: a small one (the scenario's first bundles are legal for it)
     waves::dump_stream(&vcd, p, &bundles, Window::ALL).unwrap();
-    let layout = waves::write_vcd_layout(&vcd, &p).unwrap().unwrap();
+    let layout = waves::write_vcd_layout(&vcd, &p, waves::View::of(3))
+        .unwrap()
+        .unwrap();
     assert_eq!(layout, dir.join("small.gtkw"));
     let text = std::fs::read_to_string(&layout).unwrap();
     assert!(text.contains("[dumpfile] \"small.vcd\""), "{text}");
@@ -573,7 +585,9 @@ fn a_vcd_is_written_with_its_own_layout() {
     assert!(!text.contains("row04"), "{text}");
     // a file of the layout's name that is not a layout is not overwritten
     std::fs::write(&layout, "my notes\n").unwrap();
-    let e = waves::write_vcd_layout(&vcd, &p).unwrap_err().to_string();
+    let e = waves::write_vcd_layout(&vcd, &p, waves::View::of(3))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not a cpistack layout"), "{e}");
     assert_eq!(std::fs::read_to_string(&layout).unwrap(), "my notes\n");
     // and a run that would write it is refused before it starts
@@ -591,7 +605,7 @@ fn a_vcd_is_written_with_its_own_layout() {
     std::fs::write(&layout, "").unwrap();
     args.check_variants(&[Variant::Fmt]).unwrap();
     assert_eq!(
-        waves::write_vcd_layout(&vcd, &p).unwrap(),
+        waves::write_vcd_layout(&vcd, &p, waves::View::of(3)).unwrap(),
         Some(layout.clone())
     );
     assert!(std::fs::read_to_string(&layout)
