@@ -1062,12 +1062,28 @@ fn check_census_overview(html: &str, r: &Report) {
         let fill = part(&["no fetch stall, dispatches, head waits (fill)"]);
         let open = part(&["no fetch stall, dispatches, head not waiting"]);
         let ideal = st.stacks["reference"][0];
+        // the rest of FMT's base: its base less the three parts before
+        let cycles = |what: &[&str]| -> i64 {
+            (st.census.iter())
+                .filter(|c| what.contains(&c.what.as_str()))
+                .map(|c| c.cycles as i64)
+                .sum()
+        };
+        let rest = st.stacks["fmt"][0]
+            - cycles(&[
+                "commits, 1-4 cycles after a backend stall",
+                "commits, 5-19 cycles after a backend stall",
+                "commits, 20+ cycles after one (or none yet)",
+                "no fetch stall, dispatches, head waits (fill)",
+                "no fetch stall, dispatches, head not waiting",
+            ]);
         let want = [
             pct(st.stacks["fmt"][0]),
             pct(ideal),
             full.0 + &full.1,
             fill.0,
             open.0 + &open.1,
+            pct(rest),
             format!("{:.2}", st.instructions as f64 / ideal as f64),
         ];
         assert_eq!(cells, want, "{}: census overview", st.name);
@@ -1299,4 +1315,34 @@ fn the_chart_reader_refuses_a_chart_with_one_thing_wrong() {
     // and it takes the charts as they are
     check_stacks_chart(&read_chart(stacks_svg)[0], &r);
     check_errors_chart(errors, &r);
+}
+
+/// The page of a report holding the whole suite points at the limit
+/// workloads' page (`make paper` writes it to `limits/`); the page of the
+/// limit workloads says why they are kept apart and labels its summary so;
+/// any other set of workloads gets neither.
+#[test]
+fn the_suites_page_points_at_the_limits_and_the_limits_page_says_why() {
+    let r = short_report();
+    let page = |names: Vec<&'static str>| {
+        let mut x = r.clone();
+        x.studies = (names.iter())
+            .map(|n| {
+                let mut st = r.studies[0].clone();
+                st.name = n.to_string();
+                st
+            })
+            .collect();
+        let files = stacks::render_outputs(&x).unwrap();
+        files.into_iter().find(|f| f.0 == "index.html").unwrap().1
+    };
+    let suite = page(sim::workloads::suite().iter().map(|w| w.name).collect());
+    assert!(suite.contains("<a href=\"limits/index.html\">limit workloads</a>"));
+    assert!(suite.contains("<td>synthetic workloads</td>"));
+    let limits = page(sim::workloads::limits().iter().map(|w| w.name).collect());
+    assert!(limits.contains("<title>cpistack: CPI stacks compared: the limit workloads</title>"));
+    assert!(limits.contains("kept out of the suite and its averages on purpose"));
+    assert!(limits.contains("<td>limit workloads</td>") && !limits.contains("limits/index.html"));
+    let other = page(vec!["balanced", "mlp"]);
+    assert!(!other.contains("limits/index.html") && !other.contains("on purpose"));
 }
