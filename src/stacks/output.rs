@@ -637,9 +637,11 @@ pub mod svg {
         "#b0b0b0", "#6baed6", "#2171b5", "#08306b", "#fd8d3c", "#a1d99b", "#31a354", "#006d2c",
         "#9e9ac8",
     ];
-    /// Fixed colour per method (in [`METHODS`] order).
+    /// Fixed colour per method (in [`METHODS`] order): the references in
+    /// greys, the methods in hues no component has (red, pink, browns,
+    /// olive), so that a colour means one thing on the whole page.
     pub const METHOD_COLOURS: [&str; 8] = [
-        "#333333", "#888888", "#bbbbbb", "#d62728", "#ff7f0e", "#1f77b4", "#17becf", "#9467bd",
+        "#333333", "#888888", "#bbbbbb", "#d62728", "#e377c2", "#8c564b", "#c49c94", "#bcbd22",
     ];
 
     use super::esc;
@@ -1164,6 +1166,42 @@ pub mod svg {
     #[cfg(test)]
     mod tests {
         use super::*;
+
+        /// A colour means one thing on the page: no method shares a hue
+        /// family with a component (the components are greys, blues,
+        /// orange, greens and lavender; the references are greys, which
+        /// the stacks chart never draws as bars of a method), and no two
+        /// methods share a colour.
+        #[test]
+        fn method_colours_are_apart_from_the_components_and_each_other() {
+            let hue = |c: &str| {
+                let v = |i: usize| u8::from_str_radix(&c[i..i + 2], 16).unwrap() as f64 / 255.0;
+                let (r, g, b) = (v(1), v(3), v(5));
+                let (max, min) = (r.max(g).max(b), r.min(g).min(b));
+                if max - min < 0.1 {
+                    return None; // a grey
+                }
+                let h = if max == r {
+                    ((g - b) / (max - min)).rem_euclid(6.0)
+                } else if max == g {
+                    (b - r) / (max - min) + 2.0
+                } else {
+                    (r - g) / (max - min) + 4.0
+                };
+                Some(60.0 * h)
+            };
+            for (i, m) in METHOD_COLOURS.iter().enumerate() {
+                assert!(!METHOD_COLOURS[..i].contains(m), "{m} twice");
+                let Some(hm) = hue(m) else { continue };
+                for c in COLOURS.iter().filter_map(|c| hue(c)) {
+                    let d = (hm - c).abs().min(360.0 - (hm - c).abs());
+                    assert!(
+                        d > 12.0,
+                        "method {m} (hue {hm:.0}) near a component's hue {c:.0}"
+                    );
+                }
+            }
+        }
 
         /// A trace's name is wider than its group of bars in `stacks.svg`: it
         /// is broken after its separators into lines that fit, and nothing is
