@@ -599,7 +599,10 @@ pub fn html(r: &Report) -> String {
          may still wait for: a method that counts waits shows more than the miss latency \
          per L1 I-miss for that reason. The reference's cost per misprediction includes \
          decode redirects (perfect prediction removes both). A bar marked n/a has no \
-         such event in that run; a zero is drawn one pixel high. The overlap is \
+         such event in that run; a zero is drawn one pixel high. An average over a \
+         few events says little (the counts are <code>stats.committed</code> in \
+         <a href=\"stacks.json\">stacks.json</a>: a workload with no I-side misses \
+         to speak of may show a few cold ones). The overlap is \
          the share of cycles in which a frontend penalty (a fetch stall, a refill after a \
          misprediction, or a mispredicted branch waiting to resolve) coincides with a full \
          window (a full ROB, or a full load/store queue reported as <code>backend_full</code>) \
