@@ -212,6 +212,10 @@ pub struct Core<S: InstrSource> {
     fwait_itlb_until: u64,
     fwait_until: u64,
     fwait_kind: FetchStall,
+    /// When the last of the L2 MSHRs taken by instruction misses frees (an
+    /// instruction miss in flight while fetch cannot start one is a
+    /// squashed path's, fetch having abandoned it).
+    il2_until: u64,
     /// Miss bits of the current fetch access, given to the first instruction delivered.
     fmiss: u8,
     /// Those of them counted on all paths.
@@ -338,6 +342,7 @@ impl<S: InstrSource> Core<S> {
             fwait_itlb_until: 0,
             fwait_until: 0,
             fwait_kind: FetchStall::None,
+            il2_until: 0,
             fmiss: 0,
             fcounted: 0,
             replay: VecDeque::new(),
@@ -603,9 +608,13 @@ impl<S: InstrSource> Core<S> {
             return u.blk;
         }
         // the walk, and the L1 hit that the walk delayed (its load-to-use latency
-        // is exposed only because the translation missed), wait on the D-TLB
-        if u.is_mem() && (self.now < u.tlb_until || (u.miss & M_DTLB != 0 && u.level == Level::Hit))
-        {
+        // is exposed only because the translation missed), wait on the D-TLB; so
+        // does a store's last cycle after its walk, whatever its line's level (a
+        // store never waits for its line: `other` there made the cause depend
+        // on a line nothing waits for)
+        let after_walk =
+            u.miss & M_DTLB != 0 && (u.level == Level::Hit || u.class == OpClass::Store);
+        if u.is_mem() && (self.now < u.tlb_until || after_walk) {
             return HeadCause::Dtlb;
         }
         if u.class == OpClass::Load {
@@ -1136,7 +1145,18 @@ impl<S: InstrSource> Core<S> {
         }
         let l1_miss = !self.ideal.l1i && self.l1i.probe(pc) == Lookup::Miss;
         let l2_miss = l1_miss && !self.ideal.l2i && self.l2.probe(pc) == Lookup::Miss;
-        if l1_miss && (!self.l1i.mshr_free(now) || (l2_miss && !self.l2.mshr_free(now))) {
+        if l1_miss && !self.l1i.mshr_free(now) {
+            return false;
+        }
+        if l2_miss && !self.l2.mshr_free(now) {
+            // every L2 MSHR is busy: with none held by an abandoned instruction
+            // miss they are the data side's, and fetch waits to start its own
+            // L2 miss on the path being fetched: `l2i`, as a load waiting for
+            // an MSHR reports its miss (a squashed path's miss among them keeps
+            // the contract's `none`)
+            if self.il2_until <= now {
+                self.ev.fetch_stall = FetchStall::L2i;
+            }
             return false;
         }
         let mut miss = 0u8;
@@ -1179,6 +1199,7 @@ impl<S: InstrSource> Core<S> {
                                 miss |= M_L2I;
                                 let arr = hit_at + self.g.mem_lat;
                                 self.l2.mshr_alloc(now, arr);
+                                self.il2_until = self.il2_until.max(arr);
                                 self.l2.fill(pc, arr, Level::Memory, false);
                                 (arr, Level::Memory)
                             }

@@ -975,6 +975,33 @@ fn a_walk_at_the_head_is_dtlb_for_exactly_its_cycles() {
     assert!(runs.iter().all(|&r| r == want), "want {want}: {runs:?}");
 }
 
+/// A store waits at the head for its D-TLB walk and then its latency, never
+/// for its line: the cycle after the walk is `dtlb` whether the line hits or
+/// misses (it was `other` on a miss, so a perfect L1D moved a cycle per store
+/// from base to `dtlb`). A store to a new page and a new line, then 300
+/// independent operations: the head causes are the same with the L1D real
+/// and ideal.
+#[test]
+fn a_store_after_its_walk_waits_as_dtlb_whatever_its_lines_level() {
+    let heads = |ideal_l1d: bool| {
+        let mut cfg = quiet_cfg();
+        cfg.ideal.dtlb = false;
+        cfg.ideal.l1d = ideal_l1d;
+        cfg.dtlb.miss_latency = 100;
+        let mut p = Prog::segments(&[(0x1000, 302)], BranchKind::DirectJump);
+        p.at(0x1000).class = OpClass::Store;
+        p.addr = Box::new(|_, n| 0x4000_0000 + n * 4096 + (n % 64) * 64);
+        let mut core = Core::new(&cfg, p).unwrap();
+        core.set_warmup(3_000);
+        run_checked(&mut core, &cfg, 30_000, 3_000_000)
+    };
+    let (real, ideal) = (heads(false), heads(true));
+    assert_eq!(real, ideal, "real L1D {real:?}, ideal {ideal:?}");
+    assert!(real[HeadCause::Dtlb as usize] > 5_000, "{real:?}");
+    // (a few cycles of `other`: the loop's jump and the cold start)
+    assert!(real[HeadCause::Other as usize] < 100, "{real:?}");
+}
+
 /// `dispatched_imiss` marks the instruction whose fetch waited on an I-TLB
 /// miss as well as on an I-cache miss: with a perfect I-cache every wait is
 /// a walk, and every committed instruction charged with an I-TLB miss was
@@ -1852,6 +1879,41 @@ fn an_instruction_fetch_that_hits_the_l2_needs_no_l2_mshr() {
     let (cycles, st) = cycles_for(&cfg, p, 8192, 8192);
     assert_eq!((st.all.l1i, st.all.l2i, st.all.l2d), (512, 0, 128));
     assert_eq!(cycles, 128 * 261);
+}
+
+/// An instruction fetch that must start an L2 miss while the data side holds
+/// every L2 MSHR waits on its own miss of the path being fetched: `l2i` from
+/// the first cycle it cannot start (it was `none`, which the contract keeps
+/// for a squashed path's miss). Cold straight-line code (no branch to
+/// mispredict, so no abandoned instruction miss) with a load to a new line
+/// every 32 instructions and one L2 MSHR: each code line that misses the L2
+/// waits for a load's miss to free the MSHR and then for its own, so fetch
+/// stalls on `l2i` for longer than the misses themselves take.
+#[test]
+fn a_fetch_that_waits_for_an_l2_mshr_the_data_side_holds_waits_as_l2i() {
+    let mut cfg = quiet_cfg();
+    cfg.l2.mshrs = 1;
+    let mut p = Prog::segments(&[(0x10_0000, 8192)], BranchKind::DirectJump);
+    for k in 0..256u64 {
+        p.at(0x10_0000 + 128 * k).class = OpClass::Load;
+    }
+    p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
+    let mut core = Core::new(&cfg, p).unwrap();
+    let mut m = Mirror::new(&cfg);
+    let mut stall = [0u64; 4];
+    while core.counted_retired() < 8000 {
+        let ev = *core.step().unwrap();
+        m.step(&ev).unwrap();
+        stall[ev.fetch_stall as usize] += 1;
+    }
+    let misses = core.stats().all.l2i;
+    let own = (cfg.l2.latency + cfg.memory_latency) as u64;
+    assert!(misses > 100, "{misses} L2 instruction misses");
+    assert!(
+        stall[FetchStall::L2i as usize] > misses * own,
+        "{stall:?}: {misses} misses of {own} cycles each"
+    );
+    assert_eq!(core.stats().fe_redirects, 0);
 }
 
 /// Fetch waiting for a line that the L2 is bringing from memory for a load
