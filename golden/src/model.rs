@@ -187,7 +187,7 @@ pub struct Unit {
 
     /// Unbounded totals charged at commit and by finished refills (`retired`,
     /// `l1i`, `l2i`, `itlb`, `bpred`; the others are prefix counts).
-    charged: [u128; NUM_COUNTERS],
+    pub(crate) charged: [u128; NUM_COUNTERS],
     saturated: bool,
     error: Option<ProtocolError>,
 

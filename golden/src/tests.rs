@@ -659,6 +659,45 @@ fn global_64_bits_reads_plainly() {
     assert_eq!(tb.v().counters.overflow, 0);
 }
 
+/// A 64-bit global counter passing 2^64 wraps and sets its overflow flag,
+/// one that reaches 2^64 - 1 does not (no run reaches 2^64 cycles: the
+/// unbounded total is preloaded). Dropping the high half's term from the
+/// flag passed every other test.
+#[test]
+fn global_64_bits_wrap_past_2_to_the_64_and_flag_it() {
+    for v in BOTH {
+        let p = Params {
+            global_bits: 64,
+            ..params(v)
+        };
+        let mut tb = Tb::new(p);
+        tb.step(dispatch(4, 0));
+        tb.u.charged[Counter::Retired.idx()] = u64::MAX as u128 - 2;
+        tb.step(retire(2)); // 2^64 - 1: the largest value, no overflow
+        assert_eq!(tb.c(Counter::Retired), u64::MAX, "{v}");
+        assert!(!tb.v().counters.overflowed(Counter::Retired), "{v}");
+        tb.step(retire(2)); // 2^64 + 1: wraps to 1
+        assert_eq!(tb.c(Counter::Retired), 1, "{v}");
+        assert!(tb.v().counters.overflowed(Counter::Retired), "{v}");
+        assert_eq!(
+            tb.v().counters.overflow,
+            1 << Counter::Retired.idx(),
+            "{v}: only it"
+        );
+    }
+    // a narrower counter whose total passed 2^64 with its low half above the
+    // mask too: flagged (both terms true)
+    let p = Params {
+        global_bits: 8,
+        ..params(Variant::Fmt)
+    };
+    let mut tb = Tb::new(p);
+    tb.u.charged[Counter::Retired.idx()] = (1u128 << 64) + 0x1ff;
+    tb.step(idle());
+    assert_eq!(tb.c(Counter::Retired), 0xff);
+    assert!(tb.v().counters.overflowed(Counter::Retired));
+}
+
 #[test]
 fn row_penalty_saturates_and_flags_the_cycle_it_would_exceed() {
     let p = Params {
