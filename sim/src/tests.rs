@@ -1862,6 +1862,17 @@ fn a_redirected_fetch_waits_for_the_mshr_or_walker_an_abandoned_miss_holds() {
     }
 }
 
+/// A straight-line loop of `len` instructions at 0x10_0000 with a load every
+/// `every` instructions, each to a new line (a miss to memory).
+fn code_with_loads(len: usize, every: u64) -> Prog {
+    let mut p = Prog::segments(&[(0x10_0000, len)], BranchKind::DirectJump);
+    for k in 0..len as u64 / every {
+        p.at(0x10_0000 + 4 * every * k).class = OpClass::Load;
+    }
+    p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
+    p
+}
+
 /// An instruction fetch that misses the L1I and hits the L2 needs no L2 MSHR:
 /// a 16 KB loop (it misses the 8 KB L1I on every line, hits the L2 once warm)
 /// with one L2 MSHR, which its loads (one every 64 instructions, each to a new
@@ -1871,11 +1882,7 @@ fn a_redirected_fetch_waits_for_the_mshr_or_walker_an_abandoned_miss_holds() {
 fn an_instruction_fetch_that_hits_the_l2_needs_no_l2_mshr() {
     let mut cfg = quiet_cfg();
     cfg.l2.mshrs = 1;
-    let mut p = Prog::segments(&[(0x10_0000, 4096)], BranchKind::DirectJump);
-    for k in 0..64u64 {
-        p.at(0x10_0000 + 256 * k).class = OpClass::Load;
-    }
-    p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
+    let p = code_with_loads(4096, 64);
     let (cycles, st) = cycles_for(&cfg, p, 8192, 8192);
     assert_eq!((st.all.l1i, st.all.l2i, st.all.l2d), (512, 0, 128));
     assert_eq!(cycles, 128 * 261);
@@ -1893,11 +1900,7 @@ fn an_instruction_fetch_that_hits_the_l2_needs_no_l2_mshr() {
 fn a_fetch_that_waits_for_an_l2_mshr_the_data_side_holds_waits_as_l2i() {
     let mut cfg = quiet_cfg();
     cfg.l2.mshrs = 1;
-    let mut p = Prog::segments(&[(0x10_0000, 8192)], BranchKind::DirectJump);
-    for k in 0..256u64 {
-        p.at(0x10_0000 + 128 * k).class = OpClass::Load;
-    }
-    p.addr = Box::new(|_, n| 0x1000_0000 + n * 64);
+    let p = code_with_loads(8192, 32);
     let mut core = Core::new(&cfg, p).unwrap();
     let mut m = Mirror::new(&cfg);
     let mut stall = [0u64; 4];
