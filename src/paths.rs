@@ -178,22 +178,12 @@ fn written_at(path: &Path) -> Vec<std::path::PathBuf> {
 /// until memory runs out.
 pub const MAX_REPORT_BYTES: u64 = 256 << 20;
 
-/// The text of the file `path`, of at most `max` bytes; the error names the
-/// file and says which limit it passed.
+/// The text of the file `path`, of at most `max` bytes
+/// ([`sim::config::read_text_capped`]); the error names the file and says
+/// which limit it passed.
 pub fn read_text_capped(path: &Path, max: u64) -> Result<String> {
-    use std::io::Read;
-    let f = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut bytes = Vec::new();
-    f.take(max + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("reading {}", path.display()))?;
-    if bytes.len() as u64 > max {
-        bail!(
-            "reading {}: larger than {max} bytes, more than any report this tool writes",
-            path.display()
-        );
-    }
-    String::from_utf8(bytes).with_context(|| format!("reading {}: not UTF-8", path.display()))
+    sim::config::read_text_capped(path, max, ", more than any report this tool writes")
+        .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))
 }
 
 /// Fails if the output `out` (described as `what`, e.g. `--vcd`), or the

@@ -186,6 +186,14 @@ pub struct RunArgs {
     pub waves: crate::waves::WaveArgs,
 }
 
+impl RunArgs {
+    /// The seed of what runs: the workload's; `None` for a trace, which has
+    /// none (`--seed` is refused with `--trace`).
+    pub fn source_seed(&self) -> Option<u64> {
+        self.trace.is_none().then_some(self.seed)
+    }
+}
+
 /// A unit attached to the run: plain (`hw`) or `hw` and `golden` in lock step.
 enum Slot {
     Plain(Box<hw::Unit>),
@@ -387,9 +395,9 @@ fn simulate_core<S: sim::InstrSource>(
         slots.push(if args.check {
             // a mismatch names the workload's seed; a trace has none
             let ls = LockStep::new(p)?;
-            Slot::Checked(Box::new(match args.trace {
-                None => ls.with_seed(args.seed),
-                Some(_) => ls,
+            Slot::Checked(Box::new(match args.source_seed() {
+                Some(seed) => ls.with_seed(seed),
+                None => ls,
             }))
         } else {
             Slot::Plain(Box::new(hw::Unit::new(p)?))
@@ -500,7 +508,7 @@ fn simulate_core<S: sim::InstrSource>(
     Ok(RunReport {
         workload: name,
         trace: trace_stats(core.source()),
-        seed: args.trace.is_none().then_some(args.seed),
+        seed: args.source_seed(),
         machine: cfg.differences(&sim::Config::default()),
         warmup: args.warmup,
         instructions: st.instructions,

@@ -1230,8 +1230,8 @@ pub fn gtkw_for(p: &Params, dumpfile: &str, savefile: &str, view: View) -> Strin
     });
     for r in 0..p.fmt_rows {
         let closed = r >= OPEN_ROWS;
-        if r == OPEN_ROWS {
-            group(&mut out, more.as_deref().unwrap_or_default(), true);
+        if let (OPEN_ROWS, Some(m)) = (r, &more) {
+            group(&mut out, m, true);
         }
         let g = row_name(r as usize, p.fmt_rows);
         group(&mut out, &g, closed);

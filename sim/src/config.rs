@@ -409,15 +409,23 @@ pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 /// as `--config <(...)`, is fine; a device such as `/dev/zero` is not read
 /// until memory runs out).
 fn read_config_text(path: &std::path::Path) -> std::io::Result<String> {
+    read_text_capped(path, MAX_CONFIG_BYTES, "; a configuration is a few KB")
+}
+
+/// The text of the file `path` if it holds at most `max` bytes, read no
+/// further than one byte past them: larger is `InvalidInput`, "larger than
+/// `max` bytes" and `note`; not UTF-8 is `InvalidData`. For the files a user
+/// names that are never large (a configuration, a report read back).
+pub fn read_text_capped(path: &std::path::Path, max: u64, note: &str) -> std::io::Result<String> {
     use std::io::{Error, ErrorKind, Read};
     let f = std::fs::File::open(path)?;
     let mut bytes = Vec::new();
-    f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
+    f.take(max + 1).read_to_end(&mut bytes)?;
     // the size first: a cut in the middle of a character is not the problem
-    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+    if bytes.len() as u64 > max {
         return Err(Error::new(
             ErrorKind::InvalidInput,
-            format!("larger than {MAX_CONFIG_BYTES} bytes; a configuration is a few KB"),
+            format!("larger than {max} bytes{note}"),
         ));
     }
     let text = String::from_utf8(bytes)
