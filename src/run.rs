@@ -458,7 +458,8 @@ fn simulate_core<S: sim::InstrSource>(
             }
         }
         // a source that ran dry first measured less than asked: not a result
-        core.require_complete(args.instructions)?;
+        // and the trace's blocks read passed their integrity checks
+        core.finish(args.instructions)?;
         Ok(())
     };
     let outcome = body();
@@ -604,6 +605,20 @@ pub fn run(args: &RunArgs) -> Result<()> {
             t.wrong_path_found_fraction()
                 .map_or("-".into(), |f| format!("{:.1} %", 100.0 * f))
         );
+        if t.unflagged_branches + t.flagged_non_branches + t.taken_non_branches > 0 {
+            crate::reportln!(
+                "  trace flags the registers contradict (read as ChampSim reads them, docs/traces.md section 6): {} branches with is_branch 0, {} non-branches with is_branch 1, {} non-branches with branch_taken 1",
+                t.unflagged_branches,
+                t.flagged_non_branches,
+                t.taken_non_branches
+            );
+        }
+        if t.unverified_bytes > 0 {
+            crate::reportln!(
+                "  warning: the integrity check of the compressed block holding the last records read lies {:.0} MiB or more further on, past what a run decodes to reach it; these records were not verified (`xz -t` or `gzip -t` verifies the whole file)",
+                t.unverified_bytes as f64 / (1u64 << 20) as f64
+            );
+        }
         if t.image_not_learned > 0 {
             crate::reportln!(
                 "  warning: the code image is full ({} distinct addresses): {} records at new addresses were not learned, and the wrong path finds none of them (a real program shows a few thousand addresses; is the trace damaged?)",

@@ -403,6 +403,17 @@ pub fn all() -> Vec<Scenario> {
             ]),
         },
         Scenario {
+            name: "backend_full_with_an_empty_rob_charges_nothing",
+            description: "an L1 I-miss while the backend is full (backend_full) and the ROB empty: the window is full, so the stall is charged nowhere (base), in both variants",
+            params: d(),
+            bundles: seq(&[
+                (5, stall(L1i).backend_full()),           // c0-c4: ROB empty, queue full, I-miss
+                (1, fetch(1)),                            // c5: B fetched, takes the (0) stalls
+                (1, dispatch(1, 0b1).imiss(0b1)),         // c6: B id0, marked
+                (1, retire(1)),                           // c7: B commits: adds 0
+            ]),
+        },
+        Scenario {
             name: "back_to_back_mispredicts",
             description: "the first correct-path branch after a misprediction is itself mispredicted",
             params: d(),

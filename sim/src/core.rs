@@ -511,7 +511,17 @@ impl<S: InstrSource> Core<S> {
                 c.cycle(&ev);
             }
         }
-        self.require_complete(instructions)
+        self.finish(instructions)
+    }
+
+    /// The end of a run: [`require_complete`](Self::require_complete),
+    /// then the source's [`verify`](InstrSource::verify) (a trace's
+    /// compressed blocks holding the records read pass their checks). Step
+    /// no further afterwards: the source may have ended.
+    pub fn finish(&mut self, instructions: u64) -> Result<(), SimError> {
+        self.require_complete(instructions)?;
+        self.src.verify()?;
+        Ok(())
     }
 
     /// `Ok` if `instructions` were measured (committed with counting on);

@@ -94,6 +94,18 @@ pub trait InstrSource {
     /// address the source knows nothing about yields a plain sequential ALU
     /// instruction.
     fn wrong_path(&mut self, pc: u64) -> Instr;
+    /// At the end of a run: check that what was read is intact (a trace's
+    /// compressed block checks, [`crate::trace::TraceSource::verify`]); the
+    /// source may end afterwards. A generated source has nothing to check.
+    fn verify(&mut self) -> Result<(), SourceError> {
+        Ok(())
+    }
+    /// After [`verify`](Self::verify): the decompressed bytes it decoded
+    /// without reaching the check that covers the last record read (0:
+    /// verified, or nothing to verify).
+    fn unverified_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// An instruction source that cannot go on.

@@ -67,6 +67,12 @@ impl<T: InstrSource + ?Sized> InstrSource for Box<T> {
     fn wrong_path(&mut self, pc: u64) -> Instr {
         (**self).wrong_path(pc)
     }
+    fn verify(&mut self) -> Result<(), SourceError> {
+        (**self).verify()
+    }
+    fn unverified_bytes(&self) -> u64 {
+        (**self).unverified_bytes()
+    }
 }
 
 /// A core running suite workload `name` with `seed`.

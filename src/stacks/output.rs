@@ -411,6 +411,41 @@ pub fn text(r: &Report) -> String {
     s
 }
 
+/// `stacks --detail`: per study, each method's stack as shares of the real
+/// run's cycles (one row a method, the reference's three orders first) and
+/// the method's error against the standard order, the text form of the
+/// table under each study's chart in `index.html`.
+pub fn detail_text(r: &Report) -> String {
+    let mut s = String::new();
+    for st in &r.studies {
+        let _ = writeln!(
+            s,
+            "\n{} ({}, CPI {:.3}, {} cycles): shares of the cycles (%)",
+            st.name, st.kind, st.cpi, st.cycles
+        );
+        let _ = write!(s, "{:<8}", "method");
+        for c in COMPONENTS {
+            let _ = write!(s, "{c:>8}");
+        }
+        let _ = writeln!(s, " {:>8}", "error");
+        for m in METHODS {
+            let _ = write!(s, "{:<8}", short(m));
+            for k in 0..NCOMP {
+                let _ = write!(s, "{:>8.1}", no_minus_zero(st.share(m, comp_of(k)), 1));
+            }
+            match st.errors_pp.get(m) {
+                Some(e) => {
+                    let _ = writeln!(s, " {e:>8.2}");
+                }
+                None => {
+                    let _ = writeln!(s, " {:>8}", "-");
+                }
+            }
+        }
+    }
+    s
+}
+
 fn study_table(st: &Study) -> String {
     let mut s = String::new();
     let _ = write!(s, "<table><tr><th>method</th>");

@@ -443,6 +443,11 @@ fn run_points(args: &SweepArgs, pts: &[Point], srcs: &[super::Source]) -> Result
     }
     check_sweep(&a.out)?;
     print!("{}", text(&done));
+    if a.detail {
+        for (p, r) in &done {
+            print!("\npoint {}:\n{}", p.name, super::output::detail_text(r));
+        }
+    }
     eprintln!(
         "{} points ({distinct} {}), {runs} runs in {:.1} s; wrote {} and one directory per point to {}",
         done.len(),

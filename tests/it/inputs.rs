@@ -271,6 +271,7 @@ fn stacks_args(out: PathBuf) -> StacksArgs {
         seed: 1,
         out,
         jobs: Some(1),
+        detail: false,
         check_only: false,
         machine: MachineArgs::default(),
     }

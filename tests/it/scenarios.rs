@@ -377,6 +377,7 @@ fn table_is_complete() {
         "backend_full_masks_frontend",
         "backend_full_masks_refill",
         "backend_full_masks_refill_pending",
+        "backend_full_with_an_empty_rob_charges_nothing",
         "back_to_back_mispredicts",
         "wrong_path_branch_mispredict",
         "older_mispredict_after_younger_refill",
@@ -1311,6 +1312,43 @@ fn backend_full_masks_refill_pending(#[values(Fmt, Sfmt)] v: Variant) {
                 .rob(1),
             at(9)
                 .c(&[(Cycles, 9), (Retired, 2), (Bpred, 3)])
+                .pend(0, 0, 0, 0)
+                .rob(0),
+        ],
+    );
+}
+
+/// A full window by `backend_full` alone, with the ROB empty (`head` none),
+/// while fetch stalls on an L1 I-miss: the frontend does not grow (the
+/// window is full) and the head charges nothing, so the five cycles fall in
+/// base (docs/spec-decisions.md, "A full queue with the ROB empty"). The
+/// same stream without `backend_full` would charge `l1i` 5.
+///
+/// c0-c4  stall l1i, backend_full, ROB empty: only cycles
+/// c5     fetch B -> row0, which takes the accumulated (0) stalls
+/// c6     dispatch B id0, marked I-miss (sFMT bit)
+/// c7     B commits: FMT adds row0's 0, sFMT the shared 0
+/// final: cycles 8, retired 1, l1i 0
+#[rstest]
+fn backend_full_with_an_empty_rob_charges_nothing(#[values(Fmt, Sfmt)] v: Variant) {
+    check(
+        "backend_full_with_an_empty_rob_charges_nothing",
+        v,
+        &[
+            at(5)
+                .c(&[(Cycles, 5)])
+                .rows(vec![fr()])
+                .shared([0, 0, 0])
+                .rob(0)
+                .pend(0, 0, 0, 0),
+            at(6).c(&[(Cycles, 6)]).rows(vec![fr(), fr()]),
+            at(7)
+                .c(&[(Cycles, 7)])
+                .rows(vec![dr(0, 0, false, false), fr()])
+                .rob(1),
+            at(8)
+                .c(&[(Cycles, 8), (Retired, 1)])
+                .rows(vec![fr()])
                 .pend(0, 0, 0, 0)
                 .rob(0),
         ],

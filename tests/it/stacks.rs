@@ -1120,3 +1120,57 @@ fn the_text_table_shows_each_studys_shares_and_errors_and_the_summaries() {
         "{t}"
     );
 }
+
+/// `stacks --detail`: per study a title with its kind, CPI and cycles, then
+/// one row a method (all eight, under their short labels, the standard-order
+/// reference first) with its nine shares and its error (`-` for the
+/// reference itself); each number read back and held to the report's.
+#[test]
+fn the_detail_table_shows_every_methods_stack_per_study() {
+    let r = run(
+        vec![suite_source("icache"), suite_source("longlat")],
+        &settings(10_000, 2_000),
+    );
+    let t = stacks::detail_text(&r);
+    let mut lines = t.lines();
+    for st in &r.studies {
+        assert_eq!(lines.next(), Some(""));
+        assert_eq!(
+            lines.next().unwrap(),
+            format!(
+                "{} (workload, CPI {:.3}, {} cycles): shares of the cycles (%)",
+                st.name, st.cpi, st.cycles
+            )
+        );
+        let head: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+        assert_eq!(head[0], "method");
+        assert_eq!(head[1..10], COMPONENTS);
+        assert_eq!(head[10], "error");
+        for m in stacks::METHODS {
+            let line = lines.next().unwrap();
+            let f: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(f.len(), 11, "{line}");
+            let label = match m {
+                "reference" => "ref",
+                "reference_inverse" => "inverse",
+                "reference_bpred_last" => "bp-last",
+                "naive_nonspec" => "nonspec",
+                other => other,
+            };
+            assert_eq!(f[0], label, "{line}");
+            for k in 0..9 {
+                let got: f64 = f[1 + k].parse().unwrap();
+                let want = 100.0 * st.stacks[m][k] as f64 / st.cycles as f64;
+                assert!(
+                    (got - want).abs() <= 0.05 + 1e-9,
+                    "{m} {k}: {got} vs {want}"
+                );
+            }
+            match st.errors_pp.get(m) {
+                Some(e) => assert!((f[10].parse::<f64>().unwrap() - e).abs() <= 5e-3, "{line}"),
+                None => assert_eq!(f[10], "-", "{line}"),
+            }
+        }
+    }
+    assert_eq!(lines.next(), None);
+}

@@ -13,6 +13,7 @@ mod image;
 mod reader;
 mod record;
 mod source;
+mod xzindex;
 
 #[cfg(test)]
 mod tests;
@@ -21,9 +22,11 @@ pub use image::{
     default_size, CodeImage, StaticInstr, DEFAULT_SIZE, MAX_ADDRESSES as MAX_IMAGE_ADDRESSES,
     UNSEEN_SIZE,
 };
-pub use reader::{Format, RecordReader};
-pub use record::{infer_kind, keeps_taken_bit, RawRecord, RECORD_BYTES, REG_FLAGS, REG_IP, REG_SP};
-pub use source::{TraceSource, MAX_INSTR_BYTES};
+pub use reader::{Format, RecordReader, Verified, VERIFY_LIMIT_BYTES};
+pub use record::{
+    infer_kind, keeps_taken_bit, Flags, RawRecord, RECORD_BYTES, REG_FLAGS, REG_IP, REG_SP,
+};
+pub use source::{trace_name, TraceSource, MAX_INSTR_BYTES};
 
 use crate::isa::{BranchKind, SourceError};
 
@@ -52,12 +55,6 @@ pub enum Problem {
     BadTaken(u8),
     #[error("ip is 0")]
     ZeroIp,
-    #[error("is_branch is 1 but the record does not write the instruction pointer (register 26)")]
-    BranchWithoutIpWrite,
-    #[error("the record writes the instruction pointer (register 26) but is_branch is 0")]
-    IpWriteWithoutBranch,
-    #[error("branch_taken is 1 on a record that is not a branch")]
-    TakenNonBranch,
 }
 
 /// A trace that cannot be read (on).
@@ -186,6 +183,14 @@ pub struct TraceStats {
     pub kinds: KindCounts,
     /// Unconditional branches recorded with `branch_taken = 0` (made taken).
     pub forced_taken: u64,
+    /// Records that write IP with `is_branch = 0`, read as branches (the
+    /// calls and returns of ChampSim's Pin tracer, which flags only what
+    /// Pin calls a branch).
+    pub unflagged_branches: u64,
+    /// Records with `is_branch = 1` that do not write IP, read as no branch.
+    pub flagged_non_branches: u64,
+    /// Non-branches recorded with `branch_taken = 1` (the bit is ignored).
+    pub taken_non_branches: u64,
     /// Non-taken records followed by a record at the same address (x86 `rep`
     /// iterations).
     pub repeats: u64,
@@ -203,6 +208,11 @@ pub struct TraceStats {
     pub wrong_path_missing: u64,
     /// Distinct code addresses in the image.
     pub image_addresses: u64,
+    /// After [`TraceSource::verify`]: 0 when the integrity checks covering
+    /// every record read were verified (or the file is raw); else how many
+    /// decompressed bytes on the unverified check lies (past
+    /// [`VERIFY_LIMIT_BYTES`]: a single-block xz file, a gzip file).
+    pub unverified_bytes: u64,
     /// Committed records whose address the image did not learn because it
     /// was full ([`MAX_IMAGE_ADDRESSES`] addresses; 0 on real programs).
     pub image_not_learned: u64,

@@ -93,6 +93,27 @@ pub struct RecordReader {
     unsupported: Option<&'static str>,
     /// Index (from 0, counted from the start of the file) of the next record.
     record: u64,
+    /// Where each xz block ends in the decompressed stream ([`block_ends`]);
+    /// empty when unknown (gzip, raw, or an xz file whose end is not
+    /// well-formed).
+    ///
+    /// [`block_ends`]: super::xzindex::block_ends
+    block_ends: Vec<u64>,
+}
+
+/// How far [`RecordReader::verify`] decodes on past the last record read
+/// to reach the end of its block (or, without block ends, of the file).
+pub const VERIFY_LIMIT_BYTES: u64 = 64 << 20;
+
+/// What [`RecordReader::verify`] found.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Verified {
+    /// The records read are covered by checks that were verified (or the
+    /// file is raw, which has none).
+    Yes,
+    /// The check that covers the last record read lies this many
+    /// decompressed bytes or more further on, past [`VERIFY_LIMIT_BYTES`].
+    Beyond(u64),
 }
 
 impl RecordReader {
@@ -126,9 +147,19 @@ impl RecordReader {
             Format::Plain if unsupported.is_none() && !empty => Format::from_path(path),
             f => f,
         };
+        let block_ends = if format == Format::Xz {
+            use std::io::{Seek, SeekFrom};
+            let ends = super::xzindex::block_ends(&mut file);
+            file.seek(SeekFrom::Start(head.len() as u64))
+                .map_err(open_error)?;
+            ends.unwrap_or_default()
+        } else {
+            Vec::new()
+        };
         let raw: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head).chain(file));
         let mut r = RecordReader::from_reader(raw, format, label);
         r.unsupported = unsupported;
+        r.block_ends = block_ends;
         if format != sniffed {
             // named `.xz` or `.gz` without that magic: said so at record 0,
             // not as the decoder would say it ("premature eof" for a short
@@ -162,6 +193,51 @@ impl RecordReader {
             pending: None,
             unsupported: None,
             record: 0,
+            block_ends: Vec::new(),
+        }
+    }
+
+    /// Decode on past the end of the xz block (gzip member, for gzip: the
+    /// file) that holds the last record read, so that its integrity check
+    /// is verified: a corrupt block decodes to garbage before its check
+    /// fails, and records read from it would otherwise go into a result
+    /// unverified. A failed check is the error of the record the reader
+    /// stopped at. Decodes at most [`VERIFY_LIMIT_BYTES`] further; beyond
+    /// that (`limit`, [`VERIFY_LIMIT_BYTES`] in a run), says how far the
+    /// check lies. Raw records have no check.
+    pub fn verify(&mut self, limit: u64) -> Result<Verified, TraceError> {
+        if self.format == Format::Plain {
+            return Ok(Verified::Yes);
+        }
+        let at = self.record * RECORD_BYTES as u64;
+        // past the end of the block holding byte `at - 1`: the first byte of
+        // the next block, or the end of the file
+        let target = match self.block_ends.iter().find(|&&e| e >= at) {
+            Some(&e) if self.block_ends.last() != Some(&e) => Some(e + 1),
+            _ => None, // the last block, or unknown: the end of the file
+        };
+        let mut drained = 0u64;
+        loop {
+            let here = self.record * RECORD_BYTES as u64;
+            if target.is_some_and(|t| here >= t) {
+                return Ok(Verified::Yes);
+            }
+            if drained >= limit {
+                // how far the check is, or (the end of the file, unknown)
+                // how far the run decoded without reaching it
+                return Ok(Verified::Beyond(target.map_or(drained, |t| t - here)));
+            }
+            let want = target
+                .map_or(u64::MAX, |t| t - here)
+                .min(limit - drained)
+                .div_ceil(RECORD_BYTES as u64)
+                .min(CHUNK_RECORDS as u64);
+            let got = self.skip(want)?;
+            drained += got * RECORD_BYTES as u64;
+            if got < want {
+                // a clean end of the file: every check was read
+                return Ok(Verified::Yes);
+            }
         }
     }
 

@@ -86,12 +86,16 @@ impl RawRecord {
         infer_kind(self.dst_regs, self.src_regs)
     }
 
-    /// Check the record for values and patterns no correct trace holds; returns
-    /// the inferred branch kind when the record is valid.
+    /// Check the record for values no trace holds; returns the inferred
+    /// branch kind when the record is valid.
     ///
-    /// Rejected: `is_branch` or `branch_taken` other than 0/1; `ip` 0; a record
-    /// flagged `is_branch = 1` that does not write IP (register 26); a record that
-    /// writes IP but is flagged `is_branch = 0`; `branch_taken = 1` on a non-branch.
+    /// Rejected: `is_branch` or `branch_taken` other than 0/1; `ip` 0. The
+    /// kind comes from the registers, as in ChampSim: a record that writes IP
+    /// (register 26) is a branch whatever its `is_branch` says, one that does
+    /// not is none, and its `branch_taken` is ignored (ChampSim's Pin tracer
+    /// flags `is_branch` only where Pin's `INS_IsBranch` holds, not on calls
+    /// and returns, and real traces set `branch_taken` on some non-branches;
+    /// [`Flags`] counts each disagreement).
     #[inline]
     pub fn validate(&self) -> Result<Option<BranchKind>, Problem> {
         if self.is_branch > 1 {
@@ -103,14 +107,31 @@ impl RawRecord {
         if self.ip == 0 {
             return Err(Problem::ZeroIp);
         }
-        let kind = self.kind();
-        match (self.is_branch == 1, kind.is_some()) {
-            (true, false) => Err(Problem::BranchWithoutIpWrite),
-            (false, true) => Err(Problem::IpWriteWithoutBranch),
-            (false, false) if self.branch_taken == 1 => Err(Problem::TakenNonBranch),
-            _ => Ok(kind),
+        Ok(self.kind())
+    }
+
+    /// How the record's `is_branch` and `branch_taken` disagree with its
+    /// registers (all false on a consistent record).
+    #[inline]
+    pub fn flags(&self) -> Flags {
+        let writes_ip = self.kind().is_some();
+        Flags {
+            unflagged_branch: writes_ip && self.is_branch == 0,
+            flagged_non_branch: !writes_ip && self.is_branch == 1,
+            taken_non_branch: !writes_ip && self.branch_taken == 1,
         }
     }
+}
+
+/// A record's flags that its registers contradict (see [`RawRecord::flags`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Flags {
+    /// Writes IP, `is_branch` 0 (read as a branch).
+    pub unflagged_branch: bool,
+    /// `is_branch` 1, does not write IP (read as no branch).
+    pub flagged_non_branch: bool,
+    /// `branch_taken` 1, does not write IP (ignored).
+    pub taken_non_branch: bool,
 }
 
 #[inline(always)]

@@ -62,9 +62,11 @@ pub struct TraceSource {
     failed: Option<TraceError>,
 }
 
-/// Report name of a trace file: the file name without `.xz`/`.gz`,
-/// `.champsimtrace`/`.trace`.
-fn trace_name(path: &Path) -> String {
+/// Report name of a trace file: the file name without `.xz`/`.gz`, then
+/// without `.champsimtrace`/`.trace` (`602.gcc_s-734B.champsimtrace.xz`:
+/// `602.gcc_s-734B`); a suffix that is the whole name stays, so the name is
+/// never empty.
+pub fn trace_name(path: &Path) -> String {
     let mut name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -131,6 +133,37 @@ impl TraceSource {
         }
     }
 
+    /// Verify the integrity check (xz block, gzip member) that covers the
+    /// records read so far ([`RecordReader::verify`]): a failed check is
+    /// an error naming the record the reader stopped at; a check too far
+    /// on is counted in [`TraceStats::unverified_bytes`]. Call it at the
+    /// end of a run: the source then ends (the records decoded on to reach
+    /// the check are not instructions of the run).
+    pub fn verify(&mut self) -> Result<(), TraceError> {
+        self.verify_within(super::VERIFY_LIMIT_BYTES)
+    }
+
+    /// [`verify`](Self::verify), decoding at most `limit` bytes on.
+    pub(crate) fn verify_within(&mut self, limit: u64) -> Result<(), TraceError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        self.pending = None;
+        match self.reader.verify(limit) {
+            Ok(v) => {
+                self.stats.unverified_bytes = match v {
+                    super::Verified::Yes => 0,
+                    super::Verified::Beyond(n) => n,
+                };
+                Ok(())
+            }
+            Err(e) => {
+                self.failed = Some(e.clone());
+                Err(e)
+            }
+        }
+    }
+
     /// The code image built so far.
     pub fn image(&self) -> &CodeImage {
         &self.image
@@ -165,6 +198,10 @@ impl TraceSource {
         let kind = r.kind();
         let st = &mut self.stats;
         st.records += 1;
+        let f = r.flags();
+        st.unflagged_branches += f.unflagged_branch as u64;
+        st.flagged_non_branches += f.flagged_non_branch as u64;
+        st.taken_non_branches += f.taken_non_branch as u64;
         let taken = match kind {
             None => false,
             Some(k) => {
@@ -284,5 +321,13 @@ impl InstrSource for TraceSource {
 
     fn wrong_path(&mut self, pc: u64) -> Instr {
         self.wrong_path_instr(pc)
+    }
+
+    fn verify(&mut self) -> Result<(), SourceError> {
+        TraceSource::verify(self).map_err(SourceError::from)
+    }
+
+    fn unverified_bytes(&self) -> u64 {
+        self.stats.unverified_bytes
     }
 }

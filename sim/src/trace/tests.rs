@@ -470,26 +470,16 @@ fn a_short_last_record_names_its_number() {
 }
 
 #[test]
-fn impossible_patterns_are_rejected_with_their_record_number() {
+fn impossible_values_are_rejected_with_their_record_number() {
     let mut bad_taken = alu(0x1010);
     bad_taken.branch_taken = 2;
     let mut bad_isb = alu(0x1010);
     bad_isb.is_branch = 255;
     let zero = alu(0);
-    let mut flagged = alu(0x1010);
-    flagged.is_branch = 1;
-    let mut unflagged = jump(0x1010);
-    unflagged.is_branch = 0;
-    unflagged.branch_taken = 0;
-    let mut taken_alu = alu(0x1010);
-    taken_alu.branch_taken = 1;
     let cases = [
         (bad_taken, Problem::BadTaken(2)),
         (bad_isb, Problem::BadIsBranch(255)),
         (zero, Problem::ZeroIp),
-        (flagged, Problem::BranchWithoutIpWrite),
-        (unflagged, Problem::IpWriteWithoutBranch),
-        (taken_alu, Problem::TakenNonBranch),
     ];
     for (bad, want) in cases {
         for at in [0usize, 4] {
@@ -1281,4 +1271,168 @@ fn a_source_whose_image_is_full_counts_the_records_not_learned() {
     let st = s.stats();
     assert_eq!(st.image_addresses, 1 << 20);
     assert_eq!(st.image_not_learned, 3);
+}
+
+/// The registers decide what a record is, as in ChampSim, whatever its flags
+/// say: a call and a return flagged `is_branch = 0` (as ChampSim's Pin
+/// tracer writes them) are a call and a return, a record flagged
+/// `is_branch = 1` that does not write IP is no branch, and `branch_taken = 1`
+/// on a non-branch is ignored; each disagreement is counted. The same
+/// records with consistent flags give the same instructions.
+#[test]
+fn the_registers_decide_what_a_record_is_and_flag_disagreements_are_counted() {
+    let consistent = vec![
+        alu(0x1000),
+        call(0x1004),
+        alu(0x2000),
+        ret(0x2004),
+        alu(0x1009),
+        cond(0x100d, false),
+        alu(0x100f),
+        alu(0x1013),
+    ];
+    let mut pin = consistent.clone();
+    for i in [1, 3] {
+        pin[i].is_branch = 0; // Pin: a call, a return are not INS_IsBranch
+    }
+    pin[4].is_branch = 1; // flagged, writes no IP
+    pin[6].branch_taken = 1; // taken, writes no IP
+    pin[7].is_branch = 1;
+    pin[7].branch_taken = 1;
+    let want = all(&mut source(&consistent));
+    let mut s = source(&pin);
+    assert_eq!(all(&mut s), want);
+    let st = s.stats();
+    assert_eq!(
+        (
+            st.unflagged_branches,
+            st.flagged_non_branches,
+            st.taken_non_branches
+        ),
+        (2, 2, 2)
+    );
+    assert_eq!(
+        (st.kinds.direct_call, st.kinds.ret, st.kinds.conditional),
+        (1, 1, 1)
+    );
+    let mut c = source(&consistent);
+    all(&mut c);
+    let c = c.stats();
+    assert_eq!(
+        (
+            c.unflagged_branches,
+            c.flagged_non_branches,
+            c.taken_non_branches
+        ),
+        (0, 0, 0)
+    );
+    assert_eq!(want[1].branch, Some(BranchKind::DirectCall));
+    assert!(want[1].taken && want[3].taken && !want[5].taken);
+    assert!(want[4].branch.is_none() && want[7].branch.is_none());
+}
+
+/// `records` records compressed as xz in blocks of `block` bytes (one
+/// block when `None`).
+fn xz_blocks(data: &[u8], block: Option<u64>) -> Vec<u8> {
+    let mut chain = xz2::stream::Filters::new();
+    chain.lzma2(&xz2::stream::LzmaOptions::new_preset(1).unwrap());
+    let mut mt = xz2::stream::MtStreamBuilder::new();
+    mt.threads(1)
+        .filters(chain)
+        .check(xz2::stream::Check::Crc64);
+    if let Some(b) = block {
+        mt.block_size(b);
+    }
+    let mut enc = xz2::write::XzEncoder::new_stream(Vec::new(), mt.encoder().unwrap());
+    enc.write_all(data).unwrap();
+    enc.finish().unwrap()
+}
+
+/// A corrupt xz block decodes to garbage before its check fails at the
+/// block's end, so a run that stops inside it read records nothing had
+/// verified: `verify` decodes on to the block's end and fails there. On the
+/// intact file it passes, and a check too far on (past the limit) is
+/// counted, exactly when the block ends are known, as a lower bound when
+/// they are not (a single block: the end of the file).
+#[test]
+fn verify_reaches_the_check_of_the_block_the_last_record_came_from() {
+    let plain = bytes(&program(40_000)); // 2.56 MB, blocks of 512 KiB: 5
+    let good = xz_blocks(&plain, Some(512 << 10));
+    let path = temp_path("verify.champsimtrace.xz");
+    std::fs::write(&path, &good).unwrap();
+    let mut s = TraceSource::open(&path, 0).unwrap();
+    for _ in 0..100 {
+        s.next_instr().unwrap().unwrap();
+    }
+    s.verify().unwrap();
+    assert_eq!(s.stats().unverified_bytes, 0);
+    // the source has ended
+    assert_eq!(s.next_instr().unwrap(), None);
+    // the check of block 0 (512 KiB) lies 512 KiB + 1 - 102 records on
+    let mut s = TraceSource::open(&path, 0).unwrap();
+    for _ in 0..100 {
+        s.next_instr().unwrap().unwrap();
+    }
+    s.verify_within(4096).unwrap();
+    assert_eq!(
+        s.stats().unverified_bytes,
+        (512 << 10) + 1 - 64 * 101 - 4096
+    );
+
+    // corrupt a byte in the middle of the compressed file: find the first
+    // record a full read fails at, then stop a run just before it
+    let mut bad = good.clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0x55;
+    std::fs::write(&path, &bad).unwrap();
+    let mut s = TraceSource::open(&path, 0).unwrap();
+    let (read, e) = until_error(&mut s);
+    assert!(
+        e.to_string().contains("corrupt or truncated xz stream"),
+        "{e}"
+    );
+    let mut s = TraceSource::open(&path, 0).unwrap();
+    for _ in 0..read.len() - 1 {
+        s.next_instr().unwrap().unwrap();
+    }
+    let e = s.verify().unwrap_err();
+    assert!(
+        e.to_string().contains("corrupt or truncated xz stream"),
+        "{e}"
+    );
+    // the run stopped inside a block whose records already differ from
+    // the intact file's: the garbage a check exists to catch
+    let first_bad = read
+        .iter()
+        .zip(all(&mut source(&program(40_000))))
+        .position(|(a, b)| *a != b);
+    let block_of = |i: usize| (64 * i) / (512 << 10);
+    if let Some(i) = first_bad {
+        assert_eq!(
+            block_of(i),
+            block_of(read.len() - 1),
+            "garbage in an earlier block"
+        );
+    }
+
+    // one block: the check is at the end of the file; within the limit it is
+    // reached, beyond it the bytes decoded are the bound
+    std::fs::write(&path, xz_blocks(&plain, None)).unwrap();
+    let mut s = TraceSource::open(&path, 0).unwrap();
+    s.next_instr().unwrap().unwrap();
+    s.verify().unwrap();
+    assert_eq!(s.stats().unverified_bytes, 0);
+    let mut s = TraceSource::open(&path, 0).unwrap();
+    s.next_instr().unwrap().unwrap();
+    s.verify_within(64 << 10).unwrap();
+    assert_eq!(s.stats().unverified_bytes, 64 << 10);
+    std::fs::remove_file(&path).unwrap();
+    // raw records have no check
+    let path = temp_path("verify.champsimtrace");
+    std::fs::write(&path, &plain).unwrap();
+    let mut s = TraceSource::open(&path, 0).unwrap();
+    s.next_instr().unwrap().unwrap();
+    s.verify_within(0).unwrap();
+    assert_eq!(s.stats().unverified_bytes, 0);
+    std::fs::remove_file(&path).unwrap();
 }
