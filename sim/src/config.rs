@@ -14,6 +14,10 @@ pub const MAX_FETCH_QUEUE: u32 = 4096;
 /// pipeline; the frontend's per-cycle work grows with it (a million stages
 /// ran 20 000 instructions in minutes).
 pub const MAX_FRONTEND_STAGES: u32 = 64;
+/// Largest `core.watchdog_cycles`: 2^40 (a core that commits nothing for
+/// that long is stuck; and a configuration file's integers are TOML's,
+/// signed 64-bit, so `config --print` can write every legal machine).
+pub const MAX_WATCHDOG_CYCLES: u64 = 1 << 40;
 /// Largest cache (`l1i.size`, `l1d.size`, `l2.size`): 1 GiB.
 pub const MAX_CACHE_BYTES: u64 = 1 << 30;
 /// Most lines in one cache (`size / line`): 2^24, 26 bytes of state each (about
@@ -913,6 +917,13 @@ impl Config {
                 "a power of two in 1..=4096",
             );
         }
+        if self.core.watchdog_cycles > MAX_WATCHDOG_CYCLES {
+            return bad(
+                "core.watchdog_cycles",
+                self.core.watchdog_cycles,
+                &format!("at most {MAX_WATCHDOG_CYCLES} (2^40)"),
+            );
+        }
         self.check_watchdog()
     }
 
@@ -1190,6 +1201,23 @@ mod tests {
         assert!(t.contains("\nfetch_queue = 16\n"), "{t}");
         let w = toml::from_str::<Config>(&t).unwrap().warnings();
         assert!(w.len() == 1 && w[0].contains("below the 36"), "{w:?}");
+        // the largest legal watchdog is written and read back (TOML's
+        // integers are i64: a u64 above them made `config --print` panic);
+        // one above it is refused, naming the key and the bound
+        let mut big = c.clone();
+        big.core.watchdog_cycles = MAX_WATCHDOG_CYCLES;
+        big.validate().unwrap();
+        let back: Config = toml::from_str(&big.to_toml()).unwrap();
+        assert_eq!(back, big);
+        for w in [MAX_WATCHDOG_CYCLES + 1, 1 << 63, u64::MAX] {
+            big.core.watchdog_cycles = w;
+            let e = big.validate().unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("`core.watchdog_cycles` = {w}"))
+                    && e.contains("at most 1099511627776"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -44,14 +44,20 @@ impl Prefetcher {
         let line = addr & !(self.line - 1);
         match self.kind {
             PrefetchKind::None => {}
+            // no prefetch past the top of the address space (a trace's
+            // addresses may come near it)
             PrefetchKind::NextLine => {
                 if miss {
-                    out.extend((1..=self.degree as u64).map(|k| line + k * self.line));
+                    out.extend(
+                        (1..=self.degree as u64).map_while(|k| line.checked_add(k * self.line)),
+                    );
                 }
             }
             PrefetchKind::Tagged => {
                 if miss || first_use {
-                    out.extend((1..=self.degree as u64).map(|k| line + k * self.line));
+                    out.extend(
+                        (1..=self.degree as u64).map_while(|k| line.checked_add(k * self.line)),
+                    );
                 }
             }
             PrefetchKind::Stride => {
@@ -78,8 +84,11 @@ impl Prefetcher {
                 e.last = addr;
                 if e.state == 2 {
                     let st = e.stride;
+                    // none past either end of the address space
                     out.extend(
-                        (1..=self.degree as i64).map(|k| addr.wrapping_add((st * k) as u64)),
+                        (1..=self.degree as i64).map_while(|k| {
+                            st.checked_mul(k).and_then(|d| addr.checked_add_signed(d))
+                        }),
                     );
                 }
             }
@@ -112,6 +121,52 @@ mod tests {
         ] {
             assert!(pf(kind).enabled(), "{kind:?}");
         }
+    }
+
+    /// A trace may touch addresses near either end of the address space:
+    /// no prefetch goes past them (they used to wrap to the bottom, and
+    /// overflowed in a debug build).
+    #[test]
+    fn no_prefetch_past_either_end_of_the_address_space() {
+        let cfg = |kind| PrefetchCfg {
+            kind,
+            degree: 4,
+            rpt_entries: 16,
+        };
+        let mut out = vec![];
+        for kind in [PrefetchKind::NextLine, PrefetchKind::Tagged] {
+            let mut p = Prefetcher::new(&cfg(kind), 64);
+            p.observe(0, u64::MAX - 64 - 3, true, true, &mut out);
+            assert_eq!(out, vec![u64::MAX - 63], "{kind:?}");
+            p.observe(0, u64::MAX, true, true, &mut out);
+            assert!(out.is_empty(), "{kind:?}");
+        }
+        // a steady stride up to the top, and one down to the bottom
+        for (start, stride) in [(u64::MAX - 10 * 0x1000, 0x1000i64), (10 * 0x1000, -0x1000)] {
+            let mut p = Prefetcher::new(&cfg(PrefetchKind::Stride), 64);
+            for i in 0..8u64 {
+                let addr = start.wrapping_add((stride * i as i64) as u64);
+                p.observe(0x400, addr, true, false, &mut out);
+            }
+            // after the eighth access (index 7), 3 strides are left before the end
+            let last = start.wrapping_add((stride * 7) as u64);
+            let want: Vec<u64> = (1..=3)
+                .map(|k| last.wrapping_add((stride * k) as u64))
+                .collect();
+            assert_eq!(out, want, "stride {stride}");
+        }
+        // a stride so large that its multiples overflow an i64
+        let mut p = Prefetcher::new(&cfg(PrefetchKind::Stride), 64);
+        for i in 0..4u64 {
+            p.observe(
+                0x400,
+                i.wrapping_mul(0x5000_0000_0000_0000),
+                true,
+                false,
+                &mut out,
+            );
+        }
+        assert!(out.len() <= 1, "{out:x?}");
     }
 
     #[test]
