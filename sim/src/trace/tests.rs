@@ -1331,22 +1331,7 @@ fn the_registers_decide_what_a_record_is_and_flag_disagreements_are_counted() {
     assert!(want[4].branch.is_none() && want[7].branch.is_none());
 }
 
-/// `records` records compressed as xz in blocks of `block` bytes (one
-/// block when `None`).
-fn xz_blocks(data: &[u8], block: Option<u64>) -> Vec<u8> {
-    let mut chain = xz2::stream::Filters::new();
-    chain.lzma2(&xz2::stream::LzmaOptions::new_preset(1).unwrap());
-    let mut mt = xz2::stream::MtStreamBuilder::new();
-    mt.threads(1)
-        .filters(chain)
-        .check(xz2::stream::Check::Crc64);
-    if let Some(b) = block {
-        mt.block_size(b);
-    }
-    let mut enc = xz2::write::XzEncoder::new_stream(Vec::new(), mt.encoder().unwrap());
-    enc.write_all(data).unwrap();
-    enc.finish().unwrap()
-}
+use super::xzindex::xz_blocks;
 
 /// A corrupt xz block decodes to garbage before its check fails at the
 /// block's end, so a run that stops inside it read records nothing had

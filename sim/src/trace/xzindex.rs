@@ -141,27 +141,33 @@ fn crc32(b: &[u8]) -> u32 {
     !c
 }
 
+/// `data` compressed as xz in blocks of `block` decompressed bytes (one
+/// block when `None`), with CRC64 checks: the files the tests read.
+#[cfg(test)]
+pub(crate) fn xz_blocks(data: &[u8], block: Option<u64>) -> Vec<u8> {
+    use std::io::Write;
+    let mut filters = xz2::stream::LzmaOptions::new_preset(1).unwrap();
+    filters.dict_size(1 << 16);
+    let mut chain = xz2::stream::Filters::new();
+    chain.lzma2(&filters);
+    let mut mt = xz2::stream::MtStreamBuilder::new();
+    mt.threads(1)
+        .filters(chain)
+        .check(xz2::stream::Check::Crc64);
+    // (the encoder's default block is three dictionaries: 192 KiB)
+    mt.block_size(block.unwrap_or(data.len().max(1) as u64));
+    let mut enc = xz2::write::XzEncoder::new_stream(Vec::new(), mt.encoder().unwrap());
+    enc.write_all(data).unwrap();
+    enc.finish().unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{Cursor, Write};
+    use std::io::Cursor;
 
     fn xz(data: &[u8], block: Option<u64>) -> Vec<u8> {
-        let mut filters = xz2::stream::LzmaOptions::new_preset(1).unwrap();
-        filters.dict_size(1 << 16);
-        let mut chain = xz2::stream::Filters::new();
-        chain.lzma2(&filters);
-        let mut mt = xz2::stream::MtStreamBuilder::new();
-        mt.threads(1)
-            .filters(chain)
-            .check(xz2::stream::Check::Crc64);
-        if let Some(b) = block {
-            mt.block_size(b);
-        }
-        let stream = mt.encoder().unwrap();
-        let mut enc = xz2::write::XzEncoder::new_stream(Vec::new(), stream);
-        enc.write_all(data).unwrap();
-        enc.finish().unwrap()
+        xz_blocks(data, block)
     }
 
     fn data(n: usize) -> Vec<u8> {
