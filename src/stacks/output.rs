@@ -492,8 +492,8 @@ pub(super) fn page_head(title: &str) -> String {
          table{{border-collapse:collapse;margin:0.5em 0 1.5em 0;font-size:13px}}\
          td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}\
          th{{background:#f0f0f0}} td:first-child{{text-align:left}}\
-         img{{max-width:100%;border:1px solid #ddd;margin:0.5em 0}}\
-         .wide{{overflow-x:auto}} .wide img{{max-width:none}}\
+         img,object{{max-width:100%;border:1px solid #ddd;margin:0.5em 0;display:block}}\
+         .wide{{overflow-x:auto}} .wide img,.wide object{{max-width:none}}\
          details{{margin:0.3em 0}}</style></head><body>\n",
         esc(title)
     )
@@ -617,7 +617,7 @@ pub fn html(r: &Report) -> String {
          accounts for most of naive's error on workloads without misses \
          (<code>balanced</code>, <code>longlat</code>). A chart wider than the page \
          scrolls sideways.</p>\n\
-         <div class=\"wide\"><img src=\"stacks.svg\" alt=\"normalised CPI stacks\"></div>\n\
+         <div class=\"wide\"><object data=\"stacks.svg\" type=\"image/svg+xml\" aria-label=\"normalised CPI stacks\">normalised CPI stacks (stacks.svg)</object></div>\n\
          <h2>Error per workload (Figure 12)</h2>\n\
          <p>Each method's error on each workload: the largest difference, over the \
          components, between its share of the cycles and the standard-order \
@@ -626,7 +626,7 @@ pub fn html(r: &Report) -> String {
          they are the inverse-order and bpred-last references measured against the \
          standard order, the reference's own uncertainty. A method within that \
          distance of the standard order is as close as the reference can tell.</p>\n\
-         <img src=\"errors.svg\" alt=\"errors\">\n\
+         <object data=\"errors.svg\" type=\"image/svg+xml\" aria-label=\"errors\">errors (errors.svg)</object>\n\
          <h2>Penalty per event (Figures 4, 6, 9) and overlap (Table 1)</h2>\n\
          <p>Average cycles charged per committed L1 I-miss, per misprediction and per L2 \
          D-miss by each method (the naive method per event on all paths). The committed \
@@ -642,7 +642,7 @@ pub fn html(r: &Report) -> String {
          misprediction, or a mispredicted branch waiting to resolve) coincides with a full \
          window (a full ROB, or a full load/store queue reported as <code>backend_full</code>) \
          whose head waits on an L2 D-miss or a D-TLB miss.</p>\n\
-         <img src=\"penalties.svg\" alt=\"penalties\">\n",
+         <object data=\"penalties.svg\" type=\"image/svg+xml\" aria-label=\"penalties\">penalties (penalties.svg)</object>\n",
     );
     s.push_str(&census_html(r));
     s.push_str("<h2>Per workload (shares of cycles, %)</h2>\n");

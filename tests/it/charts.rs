@@ -878,8 +878,9 @@ fn row_cells(html: &str, label: &str) -> Vec<String> {
 /// errors; the charts and files it shows are the ones written beside it.
 fn check_page(html: &str, r: &Report, dir: &std::path::Path) {
     for file in html
-        .split(" src=\"")
+        .split(" data=\"")
         .skip(1)
+        .chain(html.split(" src=\"").skip(1))
         .chain(html.split(" href=\"").skip(1))
     {
         let file = file.split('"').next().unwrap();
@@ -890,7 +891,9 @@ fn check_page(html: &str, r: &Report, dir: &std::path::Path) {
     }
     for f in ["stacks.svg", "errors.svg", "penalties.svg"] {
         assert!(
-            html.contains(&format!("src=\"{f}\"")),
+            // embedded as an object, so that its tooltips (each bar's
+            // <title>) show on hover, which an <img> does not
+            html.contains(&format!("<object data=\"{f}\" type=\"image/svg+xml\"")),
             "index.html without {f}"
         );
     }
