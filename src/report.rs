@@ -75,7 +75,11 @@ impl StackReport {
         let _ = writeln!(
             s,
             "{} (rows {}, ROB {}, local {} b, global {} b): {}, {} retired{}",
-            self.variant.to_uppercase(),
+            // as the paper writes them: FMT, sFMT
+            match self.variant.as_str() {
+                "sfmt" => "sFMT".to_string(),
+                v => v.to_uppercase(),
+            },
             self.params.fmt_rows,
             self.params.rob_entries,
             self.params.local_bits,
