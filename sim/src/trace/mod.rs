@@ -209,9 +209,10 @@ pub struct TraceStats {
     /// Distinct code addresses in the image.
     pub image_addresses: u64,
     /// After [`TraceSource::verify`]: 0 when the integrity checks covering
-    /// every record read were verified (or the file is raw); else how many
-    /// decompressed bytes on the unverified check lies (past
-    /// [`VERIFY_LIMIT_BYTES`]: a single-block xz file, a gzip file).
+    /// every record read were verified (or the file is raw); else the
+    /// decompressed bytes decoded on without reaching the check
+    /// ([`VERIFY_LIMIT_BYTES`], rounded up to whole records: a large
+    /// single-block xz file, a gzip file).
     pub unverified_bytes: u64,
     /// Committed records whose address the image did not learn because it
     /// was full ([`MAX_IMAGE_ADDRESSES`] addresses; 0 on real programs).

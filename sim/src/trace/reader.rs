@@ -111,8 +111,9 @@ pub enum Verified {
     /// The records read are covered by checks that were verified (or the
     /// file is raw, which has none).
     Yes,
-    /// The check that covers the last record read lies this many
-    /// decompressed bytes or more further on, past [`VERIFY_LIMIT_BYTES`].
+    /// The check that covers the last record read lies further on than
+    /// the run decoded to reach it: this many decompressed bytes (the
+    /// limit, rounded up to whole records).
     Beyond(u64),
 }
 
@@ -147,7 +148,10 @@ impl RecordReader {
             Format::Plain if unsupported.is_none() && !empty => Format::from_path(path),
             f => f,
         };
-        let block_ends = if format == Format::Xz {
+        // (a pipe cannot seek: its blocks' ends stay unknown, and a run
+        // verifies up to the end of the file, as for a file of one block)
+        let seekable = file.metadata().is_ok_and(|m| m.is_file());
+        let block_ends = if format == Format::Xz && seekable {
             use std::io::{Seek, SeekFrom};
             let ends = super::xzindex::block_ends(&mut file);
             file.seek(SeekFrom::Start(head.len() as u64))
@@ -223,16 +227,24 @@ impl RecordReader {
                 return Ok(Verified::Yes);
             }
             if drained >= limit {
-                // how far the check is, or (the end of the file, unknown)
-                // how far the run decoded without reaching it
-                return Ok(Verified::Beyond(target.map_or(drained, |t| t - here)));
+                return Ok(Verified::Beyond(drained));
             }
             let want = target
                 .map_or(u64::MAX, |t| t - here)
                 .min(limit - drained)
                 .div_ceil(RECORD_BYTES as u64)
                 .min(CHUNK_RECORDS as u64);
-            let got = self.skip(want)?;
+            let got = match self.skip(want) {
+                Ok(got) => got,
+                // a file that ends inside a record (which a run that stops
+                // before it never reads) ends cleanly here: a decoder's
+                // error is always reported before it
+                Err(TraceError::Record {
+                    problem: Problem::ShortRecord { .. },
+                    ..
+                }) => return Ok(Verified::Yes),
+                Err(e) => return Err(e),
+            };
             drained += got * RECORD_BYTES as u64;
             if got < want {
                 // a clean end of the file: every check was read

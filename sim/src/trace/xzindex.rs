@@ -56,7 +56,9 @@ pub fn block_ends<F: Read + Seek>(f: &mut F) -> Option<Vec<u64>> {
         f.read_exact(&mut index).ok()?;
         let (unpadded, sizes) = parse_index(&index)?;
         // the stream's header, blocks (each padded to four bytes) and index
-        let blocks_len: u64 = unpadded.iter().map(|u| u.div_ceil(4) * 4).sum();
+        let blocks_len = unpadded
+            .iter()
+            .try_fold(0u64, |a, u| a.checked_add(u.checked_next_multiple_of(4)?))?;
         let start = index_at.checked_sub(blocks_len)?.checked_sub(12)?;
         f.seek(SeekFrom::Start(start)).ok()?;
         // the header's magic, and its flags equal to the footer's
@@ -101,7 +103,8 @@ fn parse_index(b: &[u8]) -> Option<(Vec<u64>, Vec<u64>)> {
     let mut unpadded = Vec::with_capacity(count as usize);
     let mut sizes = Vec::with_capacity(count as usize);
     for _ in 0..count {
-        unpadded.push(varint(body, &mut at)?);
+        // (the spec's smallest Unpadded Size is 5)
+        unpadded.push(varint(body, &mut at).filter(|&u| u >= 5)?);
         sizes.push(varint(body, &mut at)?);
     }
     // index padding: zeros up to a multiple of four
@@ -222,6 +225,54 @@ mod tests {
         }
         for (k, c) in cases.iter().enumerate() {
             assert_eq!(block_ends(&mut Cursor::new(c)), None, "case {k}");
+        }
+    }
+
+    /// A stream whose index (CRCs all correct) lists blocks too large for
+    /// the file: refused, with no overflow on the way (the padded sizes of
+    /// two blocks of 2^63 - 1 bytes summed past 2^64).
+    #[test]
+    fn an_index_of_absurd_sizes_is_refused_without_overflow() {
+        let varint = |mut v: u64, out: &mut Vec<u8>| loop {
+            let b = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                out.push(b);
+                break;
+            }
+            out.push(b | 0x80);
+        };
+        for (unpadded, size) in [
+            (i64::MAX as u64, 100),
+            (4, 100),
+            (u64::MAX >> 1, u64::MAX >> 1),
+        ] {
+            let flags = [0u8, 4]; // CRC64
+            let mut f = vec![0xfd, b'7', b'z', b'X', b'Z', 0];
+            f.extend(flags);
+            f.extend(crc32(&flags).to_le_bytes());
+            let mut index = vec![0u8];
+            varint(2, &mut index);
+            for _ in 0..2 {
+                varint(unpadded, &mut index);
+                varint(size, &mut index);
+            }
+            while index.len() % 4 != 0 {
+                index.push(0);
+            }
+            index.extend(crc32(&index).to_le_bytes());
+            let backward = (index.len() / 4 - 1) as u32;
+            f.extend(&index);
+            let mut tail = backward.to_le_bytes().to_vec();
+            tail.extend(flags);
+            f.extend(crc32(&tail).to_le_bytes());
+            f.extend(tail);
+            f.extend(b"YZ");
+            assert_eq!(
+                block_ends(&mut Cursor::new(&f)),
+                None,
+                "unpadded {unpadded}"
+            );
         }
     }
 
