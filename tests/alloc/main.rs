@@ -58,10 +58,11 @@ fn stream(p: Params, n: usize) -> Vec<CycleEvents> {
 }
 
 fn largest() -> Params {
-    let mut p = Params::default();
-    p.fmt_rows = 256;
-    p.rob_entries = 4096;
-    p
+    Params {
+        fmt_rows: 256,
+        rob_entries: 4096,
+        ..Params::default()
+    }
 }
 
 #[test]
