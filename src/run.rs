@@ -615,8 +615,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
         }
         if t.unverified_bytes > 0 {
             crate::reportln!(
-                "  warning: the integrity check of the compressed block holding the last records read lies more than {} MiB further on, past what a run decodes to reach it; these records were not verified (`xz -t` or `gzip -t` verifies the whole file)",
-                t.unverified_bytes >> 20
+                "  warning: {}",
+                sim::trace::unverified_warning(t.unverified_bytes)
             );
         }
         if t.image_not_learned > 0 {

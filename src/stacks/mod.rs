@@ -295,9 +295,9 @@ fn run_job(src: &Source, s: &Settings, mask: Mask) -> Result<Outcome> {
     if unverified > 0 {
         // (the real run's; every run of the study reads the same records)
         eprintln!(
-            "warning: {}: the integrity check of the compressed block holding the last records read lies more than {} MiB further on, past what a run decodes to reach it; these records were not verified (`xz -t` or `gzip -t` verifies the whole file)",
+            "warning: {}: {}",
             src.name(),
-            unverified >> 20
+            sim::trace::unverified_warning(unverified)
         );
     }
     for u in [&fmt.0, &sfmt.0] {

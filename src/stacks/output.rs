@@ -433,14 +433,8 @@ pub fn detail_text(r: &Report) -> String {
             for k in 0..NCOMP {
                 let _ = write!(s, "{:>8.1}", no_minus_zero(st.share(m, comp_of(k)), 1));
             }
-            match st.errors_pp.get(m) {
-                Some(e) => {
-                    let _ = writeln!(s, " {e:>8.2}");
-                }
-                None => {
-                    let _ = writeln!(s, " {:>8}", "-");
-                }
-            }
+            let e = (st.errors_pp.get(m)).map_or_else(|| "-".into(), |e| format!("{e:.2}"));
+            let _ = writeln!(s, " {e:>8}");
         }
     }
     s

@@ -23,9 +23,7 @@ pub use image::{
     UNSEEN_SIZE,
 };
 pub use reader::{Format, RecordReader, Verified, VERIFY_LIMIT_BYTES};
-pub use record::{
-    infer_kind, keeps_taken_bit, Flags, RawRecord, RECORD_BYTES, REG_FLAGS, REG_IP, REG_SP,
-};
+pub use record::{infer_kind, keeps_taken_bit, RawRecord, RECORD_BYTES, REG_FLAGS, REG_IP, REG_SP};
 pub use source::{trace_name, TraceSource, MAX_INSTR_BYTES};
 
 use crate::isa::{BranchKind, SourceError};
@@ -217,6 +215,16 @@ pub struct TraceStats {
     /// Committed records whose address the image did not learn because it
     /// was full ([`MAX_IMAGE_ADDRESSES`] addresses; 0 on real programs).
     pub image_not_learned: u64,
+}
+
+/// What to tell a user whose run used records of a compressed block whose
+/// check lies `bytes` further on than the run decoded
+/// ([`TraceStats::unverified_bytes`]).
+pub fn unverified_warning(bytes: u64) -> String {
+    format!(
+        "the integrity check of the compressed block holding the last records read lies more than {} MiB further on, past what a run decodes to reach it; these records were not verified (`xz -t` or `gzip -t` verifies the whole file)",
+        bytes >> 20
+    )
 }
 
 impl TraceStats {

@@ -95,7 +95,7 @@ impl RawRecord {
     /// not is none, and its `branch_taken` is ignored (ChampSim's Pin tracer
     /// flags `is_branch` only where Pin's `INS_IsBranch` holds, not on calls
     /// and returns, and real traces set `branch_taken` on some non-branches;
-    /// [`Flags`] counts each disagreement).
+    /// `TraceStats` counts each disagreement).
     #[inline]
     pub fn validate(&self) -> Result<Option<BranchKind>, Problem> {
         if self.is_branch > 1 {
@@ -109,29 +109,6 @@ impl RawRecord {
         }
         Ok(self.kind())
     }
-
-    /// How the record's `is_branch` and `branch_taken` disagree with its
-    /// registers (all false on a consistent record).
-    #[inline]
-    pub fn flags(&self) -> Flags {
-        let writes_ip = self.kind().is_some();
-        Flags {
-            unflagged_branch: writes_ip && self.is_branch == 0,
-            flagged_non_branch: !writes_ip && self.is_branch == 1,
-            taken_non_branch: !writes_ip && self.branch_taken == 1,
-        }
-    }
-}
-
-/// A record's flags that its registers contradict (see [`RawRecord::flags`]).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct Flags {
-    /// Writes IP, `is_branch` 0 (read as a branch).
-    pub unflagged_branch: bool,
-    /// `is_branch` 1, does not write IP (read as no branch).
-    pub flagged_non_branch: bool,
-    /// `branch_taken` 1, does not write IP (ignored).
-    pub taken_non_branch: bool,
 }
 
 #[inline(always)]

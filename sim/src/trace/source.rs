@@ -198,10 +198,11 @@ impl TraceSource {
         let kind = r.kind();
         let st = &mut self.stats;
         st.records += 1;
-        let f = r.flags();
-        st.unflagged_branches += f.unflagged_branch as u64;
-        st.flagged_non_branches += f.flagged_non_branch as u64;
-        st.taken_non_branches += f.taken_non_branch as u64;
+        // the flags the registers contradict (the registers decide)
+        let writes_ip = kind.is_some();
+        st.unflagged_branches += (writes_ip && r.is_branch == 0) as u64;
+        st.flagged_non_branches += (!writes_ip && r.is_branch == 1) as u64;
+        st.taken_non_branches += (!writes_ip && r.branch_taken == 1) as u64;
         let taken = match kind {
             None => false,
             Some(k) => {

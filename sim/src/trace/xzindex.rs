@@ -42,7 +42,7 @@ pub fn block_ends<F: Read + Seek>(f: &mut F) -> Option<Vec<u64>> {
         f.read_exact(&mut footer).ok()?;
         // the magic, and the CRC32 of the backward size and the flags
         if &footer[10..12] != b"YZ"
-            || crc32(&footer[4..10]) != u32::from_le_bytes(footer[0..4].try_into().ok()?)
+            || crc32fast::hash(&footer[4..10]) != u32::from_le_bytes(footer[0..4].try_into().ok()?)
         {
             return None;
         }
@@ -91,7 +91,7 @@ fn parse_index(b: &[u8]) -> Option<(Vec<u64>, Vec<u64>)> {
         return None;
     }
     let (body, crc) = b.split_at(b.len() - 4);
-    if crc32(body) != u32::from_le_bytes(crc.try_into().ok()?) {
+    if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().ok()?) {
         return None;
     }
     let mut at = 1;
@@ -130,18 +130,6 @@ fn varint(b: &[u8], at: &mut usize) -> Option<u64> {
         }
     }
     None
-}
-
-/// CRC-32 (IEEE, as xz's index check), bitwise: an index is a few KiB.
-fn crc32(b: &[u8]) -> u32 {
-    let mut c = !0u32;
-    for &x in b {
-        c ^= x as u32;
-        for _ in 0..8 {
-            c = (c >> 1) ^ (0xedb8_8320 & (c & 1).wrapping_neg());
-        }
-    }
-    !c
 }
 
 /// `data` compressed as xz in blocks of `block` decompressed bytes (one
@@ -250,7 +238,7 @@ mod tests {
             let flags = [0u8, 4]; // CRC64
             let mut f = vec![0xfd, b'7', b'z', b'X', b'Z', 0];
             f.extend(flags);
-            f.extend(crc32(&flags).to_le_bytes());
+            f.extend(crc32fast::hash(&flags).to_le_bytes());
             let mut index = vec![0u8];
             varint(2, &mut index);
             for _ in 0..2 {
@@ -260,12 +248,12 @@ mod tests {
             while index.len() % 4 != 0 {
                 index.push(0);
             }
-            index.extend(crc32(&index).to_le_bytes());
+            index.extend(crc32fast::hash(&index).to_le_bytes());
             let backward = (index.len() / 4 - 1) as u32;
             f.extend(&index);
             let mut tail = backward.to_le_bytes().to_vec();
             tail.extend(flags);
-            f.extend(crc32(&tail).to_le_bytes());
+            f.extend(crc32fast::hash(&tail).to_le_bytes());
             f.extend(tail);
             f.extend(b"YZ");
             assert_eq!(
@@ -278,6 +266,6 @@ mod tests {
 
     #[test]
     fn the_crc_is_ieee_crc32() {
-        assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
+        assert_eq!(crc32fast::hash(b"123456789"), 0xcbf4_3926);
     }
 }
