@@ -592,8 +592,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
         crate::reportln!("  {name:<12} {c:>12} {a:>12}");
     }
     crate::reportln!(
-        "  branches {}, decode redirects {}, wrong-path fetched {} / dispatched {}, ROB-full cycles {}, LSQ-full cycles {}",
-        s.branches, s.fe_redirects, s.wrong_path_fetched, s.wrong_path_dispatched, s.rob_full_cycles, s.lsq_full_cycles
+        "  branches {}, decode redirects {}, wrong-path fetched {} / dispatched {}, ROB-full cycles {}, LSQ-full cycles {}, branch-limit cycles {}",
+        s.branches, s.fe_redirects, s.wrong_path_fetched, s.wrong_path_dispatched, s.rob_full_cycles, s.lsq_full_cycles, s.branch_full_cycles
     );
     if let Some(t) = &r.trace {
         crate::reportln!(

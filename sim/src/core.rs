@@ -461,9 +461,12 @@ impl<S: InstrSource> Core<S> {
         self.ev = CycleEvents {
             count_enable: counting,
             // the window is full although the ROB may not be: the load/store
-            // queue is full at the start of the cycle, as the unit's
-            // `rob_full` is a start-of-cycle state (docs/spec-decisions.md)
-            backend_full: self.g.report_backend_full && self.lsq == self.g.lsq,
+            // queue is full, or the core holds its most branches in flight
+            // (fetch stops at the next one), at the start of the cycle, as
+            // the unit's `rob_full` is a start-of-cycle state
+            // (docs/spec-decisions.md)
+            backend_full: self.g.report_backend_full
+                && (self.lsq == self.g.lsq || self.branches_in_flight >= self.g.max_branches),
             ..CycleEvents::default()
         };
         self.fe_blocked = false;
@@ -473,6 +476,8 @@ impl<S: InstrSource> Core<S> {
                 self.stats.rob_full_cycles += 1;
             } else if self.lsq == self.g.lsq {
                 self.stats.lsq_full_cycles += 1;
+            } else if self.branches_in_flight >= self.g.max_branches {
+                self.stats.branch_full_cycles += 1;
             }
         }
         self.retire(counting);
@@ -827,7 +832,10 @@ impl<S: InstrSource> Core<S> {
             }
         }
         let l1 = self.g.l1d_lat;
-        let (arrival, level) = if self.ideal.l1d || (store && !cache_ok) {
+        let (arrival, level) = if self.ideal.l1d {
+            self.l1_touch_data(addr, t0 + l1);
+            (t0 + l1, Level::Hit)
+        } else if store && !cache_ok {
             (t0 + l1, Level::Hit)
         } else {
             let (look, first_use) = self.l1d.access(addr);
@@ -864,6 +872,27 @@ impl<S: InstrSource> Core<S> {
             arrival
         };
         Ok((done, t0, level, miss))
+    }
+
+    /// An idealised L1D access (`ideal.l1d`): it hits, but the L1D and the
+    /// unified L2 change as in a real access (a missing line is installed in
+    /// both, without an MSHR, the L2 as [`l2_touch`](Self::l2_touch) does), so
+    /// that a perfect L1D does not leave the L2 to the code: the L2 sees the
+    /// lines a real L1D would bring in. No prefetch is trained.
+    fn l1_touch_data(&mut self, addr: u64, ready: u64) {
+        if self.l1d.access(addr).0 == Lookup::Miss {
+            self.l2_touch(addr, ready);
+            self.l1d.fill(addr, ready, Level::Next, false);
+        }
+    }
+
+    /// An idealised L1I access (`ideal.l1i`), as [`l1_touch_data`](Self::l1_touch_data)
+    /// on the instruction side.
+    fn l1_touch_code(&mut self, pc: u64, ready: u64) {
+        if self.l1i.access(pc).0 == Lookup::Miss {
+            self.l2_touch(pc, ready);
+            self.l1i.fill(pc, ready, Level::Next, false);
+        }
     }
 
     /// An idealised L2 access (`ideal.l2d`/`ideal.l2i`): it hits, but the L2
@@ -1184,7 +1213,9 @@ impl<S: InstrSource> Core<S> {
         }
         let itlb_until = t;
         let mut kind = FetchStall::None;
-        if !self.ideal.l1i {
+        if self.ideal.l1i {
+            self.l1_touch_code(pc, t);
+        } else {
             match self.l1i.access(pc).0 {
                 Lookup::Present { ready, level } => {
                     if ready > t {

@@ -40,6 +40,10 @@ impl MissCounts {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Statistics of one run (the measured part, after warm-up).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stats {
@@ -70,6 +74,14 @@ pub struct Stats {
     /// ROB-full detection does not see and `backend_full` reports
     /// (docs/spec-decisions.md; docs/accuracy.md, the machine sweep).
     pub lsq_full_cycles: u64,
+    /// Cycles that start with the core holding its most branches in flight
+    /// (`core.fmt_rows - 1`), the ROB and the load/store queue not full: fetch
+    /// stops at the next branch, so the window cannot grow past it, a stall
+    /// that `backend_full` also reports (docs/spec-decisions.md). Left out
+    /// of the JSON when 0 (it is 0 on the default machine), so that a report
+    /// written before it was counted still reads back whole.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub branch_full_cycles: u64,
 }
 
 impl Stats {
