@@ -189,9 +189,12 @@ paper: release
 ## sweep: beyond the paper: the stacks study on variants of the machine, one key
 ## varied at a time (ROB, load/store queue, frontend depth, memory latency, a
 ## stride prefetcher), 1 M instructions per run, into report/sweep/; then the
-## machines whose load/store queue fills first again with the paper's unit
-## (no backend_full) into report/sweep-paper-unit/ (about 4 minutes on a
-## 2-vCPU AMD EPYC; docs/accuracy.md discusses the result).
+## machines whose load/store queue or branch limit fills first again with the
+## paper's unit (no backend_full) into report/sweep-paper-unit/; then the
+## unit's own size (local counter width, rows) on the suite and both traces
+## into report/sweep-unit/ (about 15 minutes on this 2-vCPU Xeon;
+## docs/accuracy.md discusses the results).
 sweep: release
 	$(BIN) sweep --instructions 1000000 --vary core.rob_entries=64,256 --vary core.lsq_entries=32,128 --vary core.frontend_stages=10 --vary memory_latency=100,500 --vary prefetch.kind=stride --out report/sweep
-	$(BIN) sweep --instructions 1000000 --set core.report_backend_full=false --vary core.rob_entries=256 --vary core.lsq_entries=32 --out report/sweep-paper-unit
+	$(BIN) sweep --instructions 1000000 --set core.report_backend_full=false --vary core.rob_entries=256 --vary core.lsq_entries=32 --vary core.fmt_rows=8,16 --out report/sweep-paper-unit
+	$(BIN) sweep --instructions 1000000 --vary unit.local_bits=6,8,9,10,12 --vary core.fmt_rows=8,16,32 --traces $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz,$(TRACES)/sqlite3_x86_skip100M_13M.champsimtrace.xz --out report/sweep-unit

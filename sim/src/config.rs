@@ -255,6 +255,32 @@ impl Default for PrefetchCfg {
     }
 }
 
+/// The counter unit's counter widths (spec section 2). They change no timing:
+/// the core runs the same whatever they are, and only what the unit can hold
+/// changes (a local counter stops at `2^local_bits - 1` and sets the sticky
+/// `saturated` flag; a global counter wraps modulo `2^global_bits` and sets its
+/// sticky overflow flag). The unit's rows are `core.fmt_rows`, a key of the core
+/// because the core keeps at most `fmt_rows - 1` branches in flight.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct UnitCfg {
+    /// Bits of every local counter (a row's penalty and I-counters, sFMT's
+    /// shared I-counters), 1..=32.
+    pub local_bits: u32,
+    /// Bits of every global counter, 8..=64.
+    pub global_bits: u32,
+}
+
+impl Default for UnitCfg {
+    fn default() -> Self {
+        let p = events::Params::default();
+        Self {
+            local_bits: p.local_bits,
+            global_bits: p.global_bits,
+        }
+    }
+}
+
 /// Idealisation switches, each independent.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -371,6 +397,7 @@ pub struct Config {
     pub dtlb: TlbCfg,
     pub bpred: BpredCfg,
     pub prefetch: PrefetchCfg,
+    pub unit: UnitCfg,
     pub ideal: Ideal,
 }
 
@@ -393,6 +420,7 @@ impl Default for Config {
             },
             bpred: BpredCfg::default(),
             prefetch: PrefetchCfg::default(),
+            unit: UnitCfg::default(),
             ideal: Ideal::default(),
         }
     }
@@ -659,6 +687,8 @@ impl Config {
             fetch_width: self.core.fetch_width,
             dispatch_width: self.core.dispatch_width,
             retire_width: self.core.retire_width,
+            local_bits: self.unit.local_bits,
+            global_bits: self.unit.global_bits,
             ..events::Params::default()
         }
     }
@@ -769,6 +799,20 @@ impl Config {
                     "0 (derived) or at least core.fetch_width ({}), at most {MAX_FETCH_QUEUE}",
                     c.fetch_width
                 ),
+            );
+        }
+        if !(1..=32).contains(&self.unit.local_bits) {
+            return bad(
+                "unit.local_bits",
+                self.unit.local_bits as u64,
+                "1..=32 (the unit's local counters)",
+            );
+        }
+        if !(8..=64).contains(&self.unit.global_bits) {
+            return bad(
+                "unit.global_bits",
+                self.unit.global_bits as u64,
+                "8..=64 (the unit's global counters)",
             );
         }
         if c.watchdog_cycles < 1000 {
@@ -1284,6 +1328,8 @@ mod tests {
             "core.fetch_width=2",
             "core.dispatch_width=3",
             "core.retire_width=5",
+            "unit.local_bits=9",
+            "unit.global_bits=20",
         ])
         .unwrap();
         let p = c.unit_params();
@@ -1293,10 +1339,42 @@ mod tests {
                 p.fmt_rows,
                 p.fetch_width,
                 p.dispatch_width,
-                p.retire_width
+                p.retire_width,
+                p.local_bits,
+                p.global_bits
             ),
-            (100, 32, 2, 3, 5)
+            (100, 32, 2, 3, 5, 9, 20)
         );
+        assert_eq!(p.validate(), Ok(()));
+        // the defaults are the unit's
+        let d = Config::default().unit_params();
+        let e = events::Params::default();
+        assert_eq!((d.local_bits, d.global_bits), (e.local_bits, e.global_bits));
+    }
+
+    /// The unit's widths are checked against the unit's legal ranges, naming the key.
+    #[test]
+    fn unit_widths_outside_the_units_ranges_are_refused_naming_the_key() {
+        for (set, key) in [
+            ("unit.local_bits=0", "`unit.local_bits` = 0"),
+            ("unit.local_bits=33", "`unit.local_bits` = 33"),
+            ("unit.global_bits=7", "`unit.global_bits` = 7"),
+            ("unit.global_bits=65", "`unit.global_bits` = 65"),
+        ] {
+            let mut c = Config::default();
+            let e = c.set_all([set]).unwrap_err().to_string();
+            assert!(e.contains(key), "{set}: {e}");
+        }
+        for set in [
+            "unit.local_bits=1",
+            "unit.local_bits=32",
+            "unit.global_bits=8",
+            "unit.global_bits=64",
+        ] {
+            let mut c = Config::default();
+            c.set_all([set]).unwrap();
+            assert_eq!(c.unit_params().validate(), Ok(()), "{set}");
+        }
     }
 
     /// A fetch queue set to exactly what the frontend needs (16 for 5 stages

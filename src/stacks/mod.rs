@@ -245,6 +245,10 @@ pub struct RealRun {
     pub stats: sim::Stats,
     pub fmt: events::Counters,
     pub sfmt: events::Counters,
+    /// A local counter of the FMT / sFMT unit saturated (`unit.local_bits`):
+    /// that unit's penalties are understated.
+    pub fmt_saturated: bool,
+    pub sfmt_saturated: bool,
     #[serde(skip)]
     pub power5: Power5,
     #[serde(skip)]
@@ -305,10 +309,25 @@ fn run_job(src: &Source, s: &Settings, mask: Mask) -> Result<Outcome> {
             bail!("the core emitted an illegal bundle (a simulator bug): {e}");
         }
     }
+    for (k, u) in [("FMT", &fmt.0), ("sFMT", &sfmt.0)] {
+        let c = u.view().counters;
+        if let Some(&w) = Counter::ALL.iter().find(|&&w| c.overflowed(w)) {
+            bail!(
+                "{k}'s global counter `{}` wrapped at unit.global_bits = {} bits \
+                 ({} cycles counted): every share of its stack would be wrong; raise \
+                 unit.global_bits or run fewer instructions",
+                w.name(),
+                p.global_bits,
+                core.stats().cycles
+            );
+        }
+    }
     Ok(Outcome::Real(Box::new(RealRun {
         stats: core.stats().clone(),
         fmt: fmt.0.view().counters,
         sfmt: sfmt.0.view().counters,
+        fmt_saturated: fmt.0.view().saturated,
+        sfmt_saturated: sfmt.0.view().saturated,
         power5: p5,
         overlap: ov,
         census: fmt.1.rows(),
@@ -365,6 +384,11 @@ pub struct Study {
     pub ideal_runs: BTreeMap<String, u64>,
     /// The real run's event counts.
     pub stats: sim::Stats,
+    /// The methods (`fmt`, `sfmt`) whose unit had a local counter saturate
+    /// (`unit.local_bits` too narrow for a penalty): their stacks understate
+    /// the frontend components. Absent when none did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub saturated: Vec<String>,
     /// The real run's cycle census (`cpistack run --census`): what the
     /// cycles of FMT's base were doing. Empty in a report written before it
     /// was added.
@@ -677,6 +701,11 @@ fn study(
         },
         ideal_runs,
         stats: st.clone(),
+        saturated: [("fmt", real.fmt_saturated), ("sfmt", real.sfmt_saturated)]
+            .into_iter()
+            .filter(|&(_, sat)| sat)
+            .map(|(m, _)| m.to_string())
+            .collect(),
         census: real.census.clone(),
     })
 }
@@ -1032,6 +1061,7 @@ mod tests {
             overlap: OverlapReport::default(),
             ideal_runs: BTreeMap::new(),
             stats: sim::Stats::default(),
+            saturated: Vec::new(),
             census: Vec::new(),
         }
     }

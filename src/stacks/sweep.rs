@@ -245,6 +245,11 @@ pub fn text(points: &[(Point, Report)]) -> String {
         }
         let _ = writeln!(s, "  {}", worst(r, "fmt", None));
     }
+    for (p, r) in points {
+        if let Some(w) = super::output::saturation_warning(r) {
+            let _ = writeln!(s, "warning: point {}: {w}", p.name);
+        }
+    }
     s
 }
 
@@ -302,8 +307,19 @@ pub fn sweep_html(points: &[(Point, Report)]) -> String {
         }
         let _ = writeln!(s, "<td>{}</td></tr>", esc(worst(r, "fmt", None)));
     }
+    s.push_str("</table>\n");
+    for (p, r) in points {
+        if let Some(w) = super::output::saturation_warning(r) {
+            let _ = writeln!(
+                s,
+                "<p class=\"warn\"><b>Warning, point {}:</b> {}</p>",
+                esc(&p.name),
+                esc(&w)
+            );
+        }
+    }
     s.push_str(
-        "</table>\n<p>avg / max over the studies. The naive methods' bars are clipped at \
+        "<p>avg / max over the studies. The naive methods' bars are clipped at \
          40 points (the red label gives the value).</p>\n\
          <object data=\"sweep.svg\" type=\"image/svg+xml\" aria-label=\"error per machine\">error per machine (sweep.svg)</object>\n</body></html>\n",
     );
@@ -693,6 +709,7 @@ mod tests {
             overlap: Default::default(),
             ideal_runs: Default::default(),
             stats: Default::default(),
+            saturated: Vec::new(),
             census: Vec::new(),
         };
         let studies = vec![
@@ -776,6 +793,24 @@ mod tests {
             format!("memory_latency=120{}{cells}  t1", " ".repeat(6))
         );
         assert_eq!(text(&[]), "");
+        // a point whose units saturated says so under the table
+        let mut pts = base_and_latency(&four_studies());
+        pts[1].1.studies[2].saturated = vec!["fmt".into()];
+        let t = text(&pts);
+        let last = t.lines().last().unwrap();
+        assert!(
+            last.starts_with("warning: point memory_latency=120: a local counter saturated at unit.local_bits = 16 bits")
+                && last.ends_with(": w2 (fmt)"),
+            "{t}"
+        );
+        assert_eq!(t.lines().count(), 5, "{t}");
+        let page = sweep_html(&pts);
+        assert!(
+            page.contains("<b>Warning, point memory_latency=120:</b> a local counter saturated")
+                && page.contains(": w2 (fmt)</p>"),
+            "{page}"
+        );
+        assert!(!sweep_html(&base_and_latency(&four_studies())).contains("Warning"));
     }
 
     #[test]

@@ -662,7 +662,7 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
             let c = j["studies"][1]["stats"]["cycles"].as_u64().unwrap();
             j["studies"][1]["stats"]["rob_full_cycles"] = (10 * c).into();
         },
-        "study `mlp`: stats.rob_full_cycles + lsq_full_cycles is",
+        "study `mlp`: stats.rob_full_cycles + lsq_full_cycles + branch_full_cycles is",
     );
     edit_json(
         &|j| j["studies"][0]["stats"]["branches"] = 0.into(),
@@ -1173,4 +1173,122 @@ fn the_detail_table_shows_every_methods_stack_per_study() {
         }
     }
     assert_eq!(lines.next(), None);
+}
+
+/// `unit.local_bits` and `unit.global_bits` reach the units of the real run.
+/// Local counters too narrow for a penalty saturate: the study names the
+/// methods whose unit saturated, their frontend components come out smaller,
+/// and the text and the page say so; `stacks.json` keeps the list and the
+/// checker refuses a damaged one. A global counter that wraps is refused,
+/// naming the unit, the counter and the key, since every share would be wrong.
+#[test]
+fn narrow_local_counters_are_flagged_and_a_wrapped_global_counter_is_refused() {
+    let s = |sets: &[&str]| {
+        let mut st = settings(20_000, 5_000);
+        st.cfg.set_all(sets.iter().copied()).unwrap();
+        st
+    };
+    // bigcode: L2 I-misses of about the memory latency (250 cycles) each
+    let wide = run(vec![suite_source("bigcode")], &s(&[]));
+    let narrow = run(vec![suite_source("bigcode")], &s(&["unit.local_bits=6"]));
+    let (w, n) = (&wide.studies[0], &narrow.studies[0]);
+    assert!(w.saturated.is_empty(), "16 bits: {:?}", w.saturated);
+    assert_eq!(n.saturated, ["fmt", "sfmt"]);
+    // the same core run: only what the unit could hold changed
+    assert_eq!((w.cycles, w.instructions), (n.cycles, n.instructions));
+    assert_eq!(w.stacks["reference"], n.stacks["reference"]);
+    for m in ["fmt", "sfmt"] {
+        let (a, b) = (c(w, m, Comp::L2i), c(n, m, Comp::L2i));
+        assert!(b < a / 2, "{m}: l2i {b} at 6 bits, {a} at 16");
+    }
+    let warning = "warning: a local counter saturated at unit.local_bits = 6 bits";
+    let text = stacks::text_table(&narrow);
+    assert!(
+        text.contains(warning) && text.contains("bigcode (fmt, sfmt)"),
+        "{text}"
+    );
+    assert!(!stacks::text_table(&wide).contains("saturated"));
+    let page = stacks::render_outputs(&narrow)
+        .unwrap()
+        .into_iter()
+        .find(|(f, _)| *f == "index.html")
+        .unwrap()
+        .1;
+    assert!(page.contains("class=\"warn\"") && page.contains("bigcode (fmt, sfmt)"));
+    // stacks.json holds the list, and reads back whole
+    let json = serde_json::to_string_pretty(&narrow).unwrap();
+    let back = stacks::check_report_text(&json).unwrap();
+    assert_eq!(back.studies[0].saturated, ["fmt", "sfmt"]);
+    assert!(!serde_json::to_string(&wide).unwrap().contains("saturated"));
+    for (bad, why) in [
+        (r#"["fmt", "naive"]"#, "saturated holds `naive`"),
+        (r#"["sfmt", "sfmt"]"#, "saturated holds `sfmt`"),
+    ] {
+        let damaged = json.replacen(
+            "\"saturated\": [\n        \"fmt\",\n        \"sfmt\"\n      ]",
+            &format!("\"saturated\": {bad}"),
+            1,
+        );
+        assert_ne!(damaged, json, "the list is where the test expects it");
+        let e = stacks::check_report_text(&damaged).unwrap_err().to_string();
+        assert!(e.contains(why), "{bad}: {e}");
+    }
+    // 8-bit global counters wrap within the run: refused, not a wrong stack
+    let e = run_study(
+        &[suite_source("bigcode")],
+        &s(&["unit.global_bits=8"]),
+        0,
+        &|_, _| {},
+    )
+    .unwrap_err();
+    let e = format!("{e:#}");
+    assert!(
+        e.contains("workload bigcode (ideal: none): FMT's global counter `")
+            && e.contains("wrapped at unit.global_bits = 8 bits"),
+        "{e}"
+    );
+}
+
+/// An FMT of 8 rows lets the core hold only 7 branches in flight, and on
+/// `stream` that bounds the window long before the ROB fills: the L2 D-miss
+/// waits stop fetch at the next branch with the ROB mostly empty. The
+/// paper's unit (`core.report_backend_full=false`) never sees a full ROB and
+/// puts nearly every cycle in base (93 pp off); with the core reporting the
+/// branch limit as `backend_full`, the window is full and FMT charges the
+/// waits to `l2d` (1 pp off). The reference is the same run either way.
+#[test]
+fn a_full_branch_limit_is_a_full_window() {
+    let s = |report: bool| {
+        let mut st = settings(20_000, 5_000);
+        st.cfg.core.fmt_rows = 8;
+        st.cfg.core.report_backend_full = report;
+        st
+    };
+    let on = run(vec![suite_source("stream")], &s(true));
+    let off = run(vec![suite_source("stream")], &s(false));
+    let (a, b) = (&on.studies[0], &off.studies[0]);
+    assert_eq!(a.stacks["reference"], b.stacks["reference"]);
+    assert!(a.stats.branch_full_cycles * 2 > a.cycles, "{:?}", a.stats);
+    assert_eq!(
+        a.stats.rob_full_cycles, 0,
+        "the ROB never fills: {:?}",
+        a.stats
+    );
+    for m in ["fmt", "sfmt"] {
+        assert!(
+            a.errors_pp[m] < 3.0,
+            "{m} with backend_full: {}",
+            a.errors_pp[m]
+        );
+        assert!(
+            b.errors_pp[m] > 50.0,
+            "{m}, the paper's unit: {}",
+            b.errors_pp[m]
+        );
+        assert!(
+            sh(a, m, Comp::L2d) > 80.0,
+            "{m} l2d {}",
+            sh(a, m, Comp::L2d)
+        );
+    }
 }
