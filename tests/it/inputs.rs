@@ -331,8 +331,13 @@ fn stacks_json_is_the_same_for_the_same_inputs() {
         instructions: 2_000,
         warmup: 1_000,
     };
-    let src = [Source::workload("balanced", 1).unwrap()];
-    let a = serde_json::to_string(&run_study(&src, &s, 1, &|_, _| {}).unwrap()).unwrap();
+    // two sources, so that runs of both interleave on two threads
+    let src = [
+        Source::workload("balanced", 1).unwrap(),
+        Source::workload("mlp", 1).unwrap(),
+    ];
+    let one = run_study(&src, &s, 1, &|_, _| {}).unwrap();
+    let a = serde_json::to_string(&one).unwrap();
     // the progress callback hears of each run once, counting up to all of them
     let calls = std::sync::Mutex::new(Vec::new());
     let r = run_study(&src, &s, 2, &|n, total| {
@@ -341,13 +346,26 @@ fn stacks_json_is_the_same_for_the_same_inputs() {
     .unwrap();
     let b = serde_json::to_string(&r).unwrap();
     assert_eq!(a, b, "no wall time or thread count in the report");
+    // and every file rendered from it (CSV, charts, page), and the text tables
+    let (x, y) = (
+        cpistack::stacks::render_outputs(&one).unwrap(),
+        cpistack::stacks::render_outputs(&r).unwrap(),
+    );
+    assert_eq!(x.len(), y.len());
+    for ((f, t), (_, u)) in x.iter().zip(&y) {
+        assert!(t == u, "{f} differs between 1 and 2 threads");
+    }
+    assert_eq!(
+        cpistack::stacks::text_table(&one),
+        cpistack::stacks::text_table(&r)
+    );
     let mut calls = calls.into_inner().unwrap();
     calls.sort_unstable();
     let runs = r.runs;
     assert_eq!(
         runs,
-        1 + r.studies[0].ideal_runs.len(),
-        "the real run and each ideal one"
+        2 * (1 + r.studies[0].ideal_runs.len()),
+        "the real run and each ideal one, of each source"
     );
     assert_eq!(calls, (1..=runs).map(|n| (n, runs)).collect::<Vec<_>>());
 }
