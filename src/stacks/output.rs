@@ -414,6 +414,12 @@ pub fn text(r: &Report) -> String {
     s
 }
 
+/// The look of a warning paragraph on a page, inline, so that a page
+/// without a warning is byte for byte what it was before warnings existed
+/// (`--check-only` re-renders older reports).
+pub(super) const WARN_STYLE: &str =
+    "style=\"background:#fff3cd;border:1px solid #e0b000;padding:0.4em\"";
+
 /// The studies whose FMT or sFMT unit had a local counter saturate, as
 /// `NAME (fmt, sfmt)`; empty when none did.
 fn saturated_studies(r: &Report) -> Vec<String> {
@@ -516,7 +522,7 @@ pub(super) fn page_head(title: &str) -> String {
          th{{background:#f0f0f0}} td:first-child{{text-align:left}}\
          img,object{{max-width:100%;border:1px solid #ddd;margin:0.5em 0;display:block}}\
          .wide{{overflow-x:auto}} .wide img,.wide object{{max-width:none}}\
-         details{{margin:0.3em 0}} .warn{{background:#fff3cd;border:1px solid #e0b000;padding:0.4em}}</style></head><body>\n",
+         details{{margin:0.3em 0}}</style></head><body>\n",
         esc(title)
     )
 }
@@ -599,7 +605,7 @@ pub fn html(r: &Report) -> String {
         }
     );
     if let Some(w) = saturation_warning(r) {
-        let _ = writeln!(s, "<p class=\"warn\"><b>Warning:</b> {}</p>", esc(&w));
+        let _ = writeln!(s, "<p {WARN_STYLE}><b>Warning:</b> {}</p>", esc(&w));
     }
     s.push_str("<h2>Summary: error against the standard-order reference, percentage points (avg / max over the workloads)</h2>\n<table><tr><th>set</th>");
     for m in COMPARED {
@@ -1501,7 +1507,14 @@ pub fn check_report_text(text: &str) -> Result<Report> {
     // the file holds exactly the report read from it, in whatever layout: no
     // key it does not define, and no section serde would take by position (an
     // array for an object), which would read as another report
-    let file_json: serde_json::Value = serde_json::from_str(text)?;
+    let mut file_json: serde_json::Value = serde_json::from_str(text)?;
+    // a report written before the unit's widths were keys of the machine
+    // (2026-11-28) has no `config.unit`: it was made with the default widths
+    if let Some(cfg) = file_json.get_mut("config").and_then(|c| c.as_object_mut()) {
+        if !cfg.contains_key("unit") && r.config.unit == sim::config::UnitCfg::default() {
+            cfg.insert("unit".into(), serde_json::to_value(&r.config.unit)?);
+        }
+    }
     if let Some(at) = first_difference(&file_json, &serde_json::to_value(&r)?, "") {
         bail!("stacks.json: {at}");
     }
@@ -1651,7 +1664,19 @@ fn first_difference(
     match (got, want) {
         (Value::Object(g), Value::Object(w)) => {
             if let Some(k) = g.keys().find(|k| !w.contains_key(*k)) {
-                return Some(format!("`{}`: not a key of the report", key(k)));
+                // a field left out when 0 or empty (`branch_full_cycles`,
+                // `saturated`, `census`) is written that way only by hand
+                let left_out = matches!(&g[k], Value::Number(n) if n.as_f64() == Some(0.0))
+                    || matches!(&g[k], Value::Array(a) if a.is_empty());
+                return Some(if left_out {
+                    format!(
+                        "`{}` is {}: not a key of the report, or one that cpistack leaves out when it is 0 or empty",
+                        key(k),
+                        g[k]
+                    )
+                } else {
+                    format!("`{}`: not a key of the report", key(k))
+                });
             }
             if let Some(k) = w.keys().find(|k| !g.contains_key(*k)) {
                 return Some(format!("`{}` is missing", key(k)));

@@ -312,7 +312,8 @@ pub fn sweep_html(points: &[(Point, Report)]) -> String {
         if let Some(w) = super::output::saturation_warning(r) {
             let _ = writeln!(
                 s,
-                "<p class=\"warn\"><b>Warning, point {}:</b> {}</p>",
+                "<p {}><b>Warning, point {}:</b> {}</p>",
+                super::output::WARN_STYLE,
                 esc(&p.name),
                 esc(&w)
             );

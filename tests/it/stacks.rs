@@ -1214,7 +1214,10 @@ fn narrow_local_counters_are_flagged_and_a_wrapped_global_counter_is_refused() {
         .find(|(f, _)| *f == "index.html")
         .unwrap()
         .1;
-    assert!(page.contains("class=\"warn\"") && page.contains("bigcode (fmt, sfmt)"));
+    assert!(
+        page.contains("<b>Warning:</b> a local counter saturated")
+            && page.contains("bigcode (fmt, sfmt)")
+    );
     // stacks.json holds the list, and reads back whole
     let json = serde_json::to_string_pretty(&narrow).unwrap();
     let back = stacks::check_report_text(&json).unwrap();
@@ -1291,4 +1294,35 @@ fn a_full_branch_limit_is_a_full_window() {
             sh(a, m, Comp::L2d)
         );
     }
+}
+
+/// A report written before 2026-11-28 still checks: its `stacks.json` has no
+/// `config.unit` (the widths were not keys of the machine yet; it was made
+/// with the defaults), and its page no warning (a page without one renders
+/// as before). A field that `cpistack` leaves out when 0 written as 0 by
+/// hand is refused with a message that says so.
+#[test]
+fn a_report_from_before_the_unit_keys_still_checks() {
+    let r = run(vec![suite_source("balanced")], &settings(2_000, 1_000));
+    let dir = crate::scratch::Scratch::new("stacks-older");
+    stacks::write_all(&r, &dir).unwrap();
+    let path = dir.join("stacks.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(json["config"]["unit"].is_object());
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(
+        !page.contains("Warning") && !page.contains("warn"),
+        "no warning, no style for one"
+    );
+    json["config"].as_object_mut().unwrap().remove("unit");
+    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    stacks::check_dir(&dir).unwrap();
+    json["studies"][0]["stats"]["branch_full_cycles"] = 0.into();
+    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    let e = stacks::check_dir(&dir).unwrap_err().to_string();
+    assert!(
+        e.contains("`studies[0].stats.branch_full_cycles` is 0: not a key of the report, or one that cpistack leaves out when it is 0 or empty"),
+        "{e}"
+    );
 }
