@@ -192,7 +192,7 @@ paper: release
 ## machines whose load/store queue or branch limit fills first again with the
 ## paper's unit (no backend_full) into report/sweep-paper-unit/; then the
 ## unit's own size (local counter width, rows) on the suite and both traces
-## into report/sweep-unit/ (about 15 minutes on this 2-vCPU Xeon;
+## into report/sweep-unit/ (about 12 minutes on this 2-vCPU Xeon;
 ## docs/accuracy.md discusses the results).
 sweep: release
 	$(BIN) sweep --instructions 1000000 --vary core.rob_entries=64,256 --vary core.lsq_entries=32,128 --vary core.frontend_stages=10 --vary memory_latency=100,500 --vary prefetch.kind=stride --out report/sweep

@@ -679,6 +679,18 @@ impl Config {
         }
     }
 
+    /// This configuration with the keys that change no timing set to their
+    /// defaults (`unit.*`, the counter unit's widths, and
+    /// `core.report_backend_full`, what the core tells the unit): two
+    /// configurations with equal `timing()` run the same cycles, commit for
+    /// commit, so an idealised run of one stands for the other's.
+    pub fn timing(&self) -> Config {
+        let mut c = self.clone();
+        c.unit = UnitCfg::default();
+        c.core.report_backend_full = CoreCfg::default().report_backend_full;
+        c
+    }
+
     /// The counter-unit parameters matching this core.
     pub fn unit_params(&self) -> events::Params {
         events::Params {
@@ -1350,6 +1362,33 @@ mod tests {
         let d = Config::default().unit_params();
         let e = events::Params::default();
         assert_eq!((d.local_bits, d.global_bits), (e.local_bits, e.global_bits));
+    }
+
+    /// `timing()` forgets exactly the keys that change no timing: the unit's
+    /// widths and what the core tells the unit.
+    #[test]
+    fn timing_forgets_only_the_keys_that_change_no_timing() {
+        let base = Config::default();
+        for set in [
+            "unit.local_bits=6",
+            "unit.global_bits=20",
+            "core.report_backend_full=false",
+        ] {
+            let mut c = base.clone();
+            c.set_all([set]).unwrap();
+            assert_ne!(c, base, "{set}");
+            assert_eq!(c.timing(), base.timing(), "{set}");
+        }
+        for set in [
+            "core.fmt_rows=16",
+            "core.rob_entries=64",
+            "ideal.l1d=true",
+            "l2.latency=12",
+        ] {
+            let mut c = base.clone();
+            c.set_all([set]).unwrap();
+            assert_ne!(c.timing(), base.timing(), "{set}");
+        }
     }
 
     /// The unit's widths are checked against the unit's legal ranges, naming the key.

@@ -465,7 +465,9 @@ pub struct Report {
     pub summary_workloads: BTreeMap<String, Summary>,
     /// Over the traces only.
     pub summary_traces: BTreeMap<String, Summary>,
-    /// Simulations run (real and idealised).
+    /// The simulations its studies hold (each its real run and its idealised
+    /// runs), whether run for this report or, in a sweep, taken from an
+    /// earlier point's ([`run_study_reusing`]).
     pub runs: usize,
     /// Wall time of the study; not in `stacks.json`, so that the same inputs
     /// give byte-identical files.
@@ -719,6 +721,35 @@ pub fn run_study(
     jobs: usize,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Report> {
+    run_study_reusing(sources, s, jobs, progress, &IdealRuns::default())
+}
+
+/// Idealised runs already made, by source (its index in the list every
+/// study of a sweep is given), machine ([`sim::Config::timing`], idealisation
+/// included) and idealisation set: a sweep's points that differ only in keys
+/// that change no timing (`unit.*`, `core.report_backend_full`) run each
+/// idealised run once.
+#[derive(Default)]
+pub struct IdealRuns(std::sync::Mutex<BTreeMap<(usize, String, Mask), IdealRun>>);
+
+impl IdealRuns {
+    fn key(source: usize, cfg: &sim::Config, mask: Mask) -> (usize, String, Mask) {
+        let timing =
+            serde_json::to_string(&cfg_with(cfg, mask).timing()).expect("config serialises");
+        (source, timing, mask)
+    }
+}
+
+/// [`run_study`], taking each idealised run found in `reuse` from there
+/// instead of running it again, and adding those it runs. `progress` counts
+/// the runs made; the report holds every run of its studies either way.
+pub fn run_study_reusing(
+    sources: &[Source],
+    s: &Settings,
+    jobs: usize,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    reuse: &IdealRuns,
+) -> Result<Report> {
     let start = std::time::Instant::now();
     let mut masks: Vec<Mask> = Vec::new();
     for (_, order) in &ORDERS {
@@ -730,11 +761,19 @@ pub fn run_study(
     }
     // long runs first (traces, then real runs), for a balanced schedule
     let mut work: Vec<Job> = Vec::new();
+    let mut ideal: Vec<BTreeMap<Mask, IdealRun>> = vec![BTreeMap::new(); sources.len()];
+    let known = reuse.0.lock().expect("no run panicked holding it").clone();
     for (i, _) in sources.iter().enumerate() {
         for &m in &masks {
-            work.push(Job { source: i, mask: m });
+            match known.get(&IdealRuns::key(i, &s.cfg, m)) {
+                Some(&run) if m != 0 => {
+                    ideal[i].insert(m, run);
+                }
+                _ => work.push(Job { source: i, mask: m }),
+            }
         }
     }
+    let study_runs = sources.len() * masks.len();
     work.sort_by_key(|j| {
         (
             !matches!(sources[j.source], Source::Trace(_)),
@@ -769,12 +808,16 @@ pub fn run_study(
             .collect()
     });
     let mut real: Vec<Option<RealRun>> = vec![None; sources.len()];
-    let mut ideal: Vec<BTreeMap<Mask, IdealRun>> = vec![BTreeMap::new(); sources.len()];
     for (j, o) in work.iter().zip(outcomes) {
         match o? {
             Outcome::Real(r) => real[j.source] = Some(*r),
             Outcome::Ideal(run) => {
                 ideal[j.source].insert(j.mask, run);
+                reuse
+                    .0
+                    .lock()
+                    .expect("no run panicked holding it")
+                    .insert(IdealRuns::key(j.source, &s.cfg, j.mask), run);
             }
         }
     }
@@ -791,7 +834,7 @@ pub fn run_study(
         summary_workloads: summarise(studies.iter().filter(|x| x.kind == "workload")),
         summary_traces: summarise(studies.iter().filter(|x| x.kind == "trace")),
         studies,
-        runs: total,
+        runs: study_runs,
         seconds: start.elapsed().as_secs_f64(),
     })
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context, Result};
 
 use super::output::{check_dir, esc, page_head, short, svg, write_all, OUTPUT_FILES};
-use super::{run_study, sources, Report, Settings, StacksArgs, Summary, COMPARED};
+use super::{run_study_reusing, sources, Report, Settings, StacksArgs, Summary, COMPARED};
 
 /// Arguments of `cpistack sweep`: `--vary` and everything `stacks` takes.
 #[derive(clap::Args, Debug, Clone)]
@@ -427,7 +427,10 @@ fn run_points(args: &SweepArgs, pts: &[Point], srcs: &[super::Source]) -> Result
         super::progress_bar("sweep [{bar:40}] {pos}/{len} runs, {msg} ({elapsed}, eta {eta})");
     let start = std::time::Instant::now();
     let mut done: Vec<(Point, Report)> = Vec::new();
-    let mut runs = 0;
+    // runs made (a point that differs from an earlier one only in keys that
+    // change no timing takes that point's idealised runs), distinct points run
+    let (mut runs, mut point) = (0, 0);
+    let reuse = super::IdealRuns::default();
     for (i, p) in pts.iter().enumerate() {
         let report = if first_of[i] == i {
             bar.set_message(p.name.clone());
@@ -437,12 +440,22 @@ fn run_points(args: &SweepArgs, pts: &[Point], srcs: &[super::Source]) -> Result
                 warmup: a.warmup,
             };
             let before = runs;
-            let r = run_study(srcs, &s, a.jobs.unwrap_or(0), &|n, total| {
-                bar.set_length((total * distinct) as u64);
-                bar.set_position((before + n) as u64);
-            })
+            let made = std::sync::atomic::AtomicUsize::new(0);
+            let r = run_study_reusing(
+                srcs,
+                &s,
+                a.jobs.unwrap_or(0),
+                &|n, total| {
+                    // (the length a guess: this point's runs for every point left)
+                    bar.set_length((before + total * (distinct - point)) as u64);
+                    bar.set_position((before + n) as u64);
+                    made.store(n, std::sync::atomic::Ordering::Relaxed);
+                },
+                &reuse,
+            )
             .with_context(|| format!("point {}", p.name))?;
-            runs += r.runs;
+            runs += made.into_inner();
+            point += 1;
             r
         } else {
             done[first_of[i]].1.clone()

@@ -1326,3 +1326,57 @@ fn a_report_from_before_the_unit_keys_still_checks() {
         "{e}"
     );
 }
+
+/// A sweep's point that differs from an earlier one only in keys that change
+/// no timing (`unit.*`, `core.report_backend_full`) takes that point's
+/// idealised runs and runs only its real ones; its report is the one a
+/// `stacks` run of its own gives, byte for byte. A key that changes timing
+/// runs everything again.
+#[test]
+fn idealised_runs_are_reused_only_across_keys_that_change_no_timing() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let sources = || vec![suite_source("balanced"), suite_source("bigcode")];
+    let with = |sets: &[&str]| {
+        let mut st = settings(5_000, 2_000);
+        st.cfg.set_all(sets.iter().copied()).unwrap();
+        st
+    };
+    let reuse = stacks::IdealRuns::default();
+    let runs_made = |s: &Settings| {
+        let made = AtomicUsize::new(0);
+        let r = stacks::run_study_reusing(
+            &sources(),
+            s,
+            0,
+            &|n, _| {
+                made.fetch_max(n, Ordering::Relaxed);
+            },
+            &reuse,
+        )
+        .unwrap();
+        (r, made.into_inner())
+    };
+    let (base, n) = runs_made(&with(&[]));
+    assert_eq!(n, base.runs, "the first point runs everything");
+    for sets in [
+        &["unit.local_bits=6"][..],
+        &["core.report_backend_full=false"],
+        &["unit.global_bits=63", "unit.local_bits=12"],
+    ] {
+        let s = with(sets);
+        let (r, n) = runs_made(&s);
+        assert_eq!(n, 2, "{sets:?}: only the two real runs");
+        assert_eq!(r.runs, base.runs, "{sets:?}: the report holds every run");
+        let alone = run(sources(), &s);
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            serde_json::to_string(&alone).unwrap(),
+            "{sets:?}"
+        );
+    }
+    let (r, n) = runs_made(&with(&["core.rob_entries=64"]));
+    assert_eq!(
+        n, r.runs,
+        "a ROB of 64 changes timing: everything runs again"
+    );
+}
