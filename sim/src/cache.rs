@@ -158,6 +158,19 @@ impl Cache {
         }
     }
 
+    /// An idealised access (`ideal.*`): it hits whatever the contents, but
+    /// they change as in a real access: the line becomes most recently used,
+    /// or, missing, is installed (usable from `ready`, without an MSHR).
+    /// True when the line was missing, so a real access would have gone on
+    /// to the next level.
+    pub fn ideal_touch(&mut self, addr: u64, ready: u64) -> bool {
+        let missed = self.access(addr).0 == Lookup::Miss;
+        if missed {
+            self.fill(addr, ready, Level::Next, false);
+        }
+        missed
+    }
+
     /// Install the line of `addr` (LRU victim), usable from `ready`, filled from `level`.
     pub fn fill(&mut self, addr: u64, ready: u64, level: Level, prefetched: bool) {
         let line = self.line_of(addr);

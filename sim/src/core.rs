@@ -458,15 +458,15 @@ impl<S: InstrSource> Core<S> {
     /// Simulate one clock cycle and return its bundle.
     pub fn step(&mut self) -> Result<&CycleEvents, SimError> {
         let counting = self.committed >= self.warmup;
+        // the window is full although the ROB may not be: the load/store
+        // queue is full, or the core holds its most branches in flight
+        // (fetch stops at the next one), at the start of the cycle, as the
+        // unit's `rob_full` is a start-of-cycle state (docs/spec-decisions.md)
+        let lsq_full = self.lsq == self.g.lsq;
+        let branches_full = self.branches_in_flight >= self.g.max_branches;
         self.ev = CycleEvents {
             count_enable: counting,
-            // the window is full although the ROB may not be: the load/store
-            // queue is full, or the core holds its most branches in flight
-            // (fetch stops at the next one), at the start of the cycle, as
-            // the unit's `rob_full` is a start-of-cycle state
-            // (docs/spec-decisions.md)
-            backend_full: self.g.report_backend_full
-                && (self.lsq == self.g.lsq || self.branches_in_flight >= self.g.max_branches),
+            backend_full: self.g.report_backend_full && (lsq_full || branches_full),
             ..CycleEvents::default()
         };
         self.fe_blocked = false;
@@ -474,9 +474,9 @@ impl<S: InstrSource> Core<S> {
             self.stats.cycles += 1;
             if self.tail - self.head == self.g.rob {
                 self.stats.rob_full_cycles += 1;
-            } else if self.lsq == self.g.lsq {
+            } else if lsq_full {
                 self.stats.lsq_full_cycles += 1;
-            } else if self.branches_in_flight >= self.g.max_branches {
+            } else if branches_full {
                 self.stats.branch_full_cycles += 1;
             }
         }
@@ -833,7 +833,7 @@ impl<S: InstrSource> Core<S> {
         }
         let l1 = self.g.l1d_lat;
         let (arrival, level) = if self.ideal.l1d {
-            self.l1_touch_data(addr, t0 + l1);
+            Self::ideal_l1_touch(&mut self.l1d, &mut self.l2, addr, t0 + l1);
             (t0 + l1, Level::Hit)
         } else if store && !cache_ok {
             (t0 + l1, Level::Hit)
@@ -874,34 +874,13 @@ impl<S: InstrSource> Core<S> {
         Ok((done, t0, level, miss))
     }
 
-    /// An idealised L1D access (`ideal.l1d`): it hits, but the L1D and the
-    /// unified L2 change as in a real access (a missing line is installed in
-    /// both, without an MSHR, the L2 as [`l2_touch`](Self::l2_touch) does), so
-    /// that a perfect L1D does not leave the L2 to the code: the L2 sees the
-    /// lines a real L1D would bring in. No prefetch is trained.
-    fn l1_touch_data(&mut self, addr: u64, ready: u64) {
-        if self.l1d.access(addr).0 == Lookup::Miss {
-            self.l2_touch(addr, ready);
-            self.l1d.fill(addr, ready, Level::Next, false);
-        }
-    }
-
-    /// An idealised L1I access (`ideal.l1i`), as [`l1_touch_data`](Self::l1_touch_data)
-    /// on the instruction side.
-    fn l1_touch_code(&mut self, pc: u64, ready: u64) {
-        if self.l1i.access(pc).0 == Lookup::Miss {
-            self.l2_touch(pc, ready);
-            self.l1i.fill(pc, ready, Level::Next, false);
-        }
-    }
-
-    /// An idealised L2 access (`ideal.l2d`/`ideal.l2i`): it hits, but the L2
-    /// contents change as in a real access (a missing line is installed, without an
-    /// MSHR), so that idealising one side of the unified L2 does not change what
-    /// the other side finds there.
-    fn l2_touch(&mut self, addr: u64, ready: u64) {
-        if self.l2.access(addr).0 == Lookup::Miss {
-            self.l2.fill(addr, ready, Level::Next, false);
+    /// An idealised L1 access (`ideal.l1d`, `ideal.l1i`: `l1` is that cache):
+    /// it hits, but what a real L1 would miss is installed in it and in the
+    /// unified L2 ([`Cache::ideal_touch`]), so that a perfect L1 does not
+    /// leave the L2 to the other side. No prefetch is trained.
+    fn ideal_l1_touch(l1: &mut Cache, l2: &mut Cache, addr: u64, ready: u64) {
+        if l1.ideal_touch(addr, ready) {
+            l2.ideal_touch(addr, ready);
         }
     }
 
@@ -910,7 +889,7 @@ impl<S: InstrSource> Core<S> {
     fn l2_access(&mut self, addr: u64, t: u64, miss: &mut u8) -> (u64, Level) {
         let hit_at = t + self.g.l2_lat;
         if self.ideal.l2d {
-            self.l2_touch(addr, hit_at);
+            self.l2.ideal_touch(addr, hit_at);
             return (hit_at, Level::Next);
         }
         match self.l2.access(addr).0 {
@@ -935,7 +914,7 @@ impl<S: InstrSource> Core<S> {
             }
             let t = now + self.g.l1d_lat + self.g.l2_lat;
             let (arr, lvl) = if self.ideal.l2d {
-                self.l2_touch(a, t);
+                self.l2.ideal_touch(a, t);
                 (t, Level::Next)
             } else {
                 match self.l2.access(a).0 {
@@ -1214,7 +1193,7 @@ impl<S: InstrSource> Core<S> {
         let itlb_until = t;
         let mut kind = FetchStall::None;
         if self.ideal.l1i {
-            self.l1_touch_code(pc, t);
+            Self::ideal_l1_touch(&mut self.l1i, &mut self.l2, pc, t);
         } else {
             match self.l1i.access(pc).0 {
                 Lookup::Present { ready, level } => {
@@ -1231,7 +1210,7 @@ impl<S: InstrSource> Core<S> {
                     miss |= M_L1I;
                     let hit_at = t + self.g.l2_lat;
                     let (arr, lvl) = if self.ideal.l2i {
-                        self.l2_touch(pc, hit_at);
+                        self.l2.ideal_touch(pc, hit_at);
                         (hit_at, Level::Next)
                     } else {
                         match self.l2.access(pc).0 {

@@ -245,10 +245,9 @@ pub struct RealRun {
     pub stats: sim::Stats,
     pub fmt: events::Counters,
     pub sfmt: events::Counters,
-    /// A local counter of the FMT / sFMT unit saturated (`unit.local_bits`):
-    /// that unit's penalties are understated.
-    pub fmt_saturated: bool,
-    pub sfmt_saturated: bool,
+    /// The methods (`fmt`, `sfmt`) whose unit had a local counter saturate
+    /// (`unit.local_bits`): their penalties are understated.
+    pub saturated: Vec<String>,
     #[serde(skip)]
     pub power5: Power5,
     #[serde(skip)]
@@ -309,8 +308,13 @@ fn run_job(src: &Source, s: &Settings, mask: Mask) -> Result<Outcome> {
             bail!("the core emitted an illegal bundle (a simulator bug): {e}");
         }
     }
-    for (k, u) in [("FMT", &fmt.0), ("sFMT", &sfmt.0)] {
-        let c = u.view().counters;
+    let mut saturated = Vec::new();
+    for (k, m, u) in [("FMT", "fmt", &fmt.0), ("sFMT", "sfmt", &sfmt.0)] {
+        let v = u.view();
+        if v.saturated {
+            saturated.push(m.to_string());
+        }
+        let c = v.counters;
         if let Some(&w) = Counter::ALL.iter().find(|&&w| c.overflowed(w)) {
             bail!(
                 "{k}'s global counter `{}` wrapped at unit.global_bits = {} bits \
@@ -326,8 +330,7 @@ fn run_job(src: &Source, s: &Settings, mask: Mask) -> Result<Outcome> {
         stats: core.stats().clone(),
         fmt: fmt.0.view().counters,
         sfmt: sfmt.0.view().counters,
-        fmt_saturated: fmt.0.view().saturated,
-        sfmt_saturated: sfmt.0.view().saturated,
+        saturated,
         power5: p5,
         overlap: ov,
         census: fmt.1.rows(),
@@ -703,11 +706,7 @@ fn study(
         },
         ideal_runs,
         stats: st.clone(),
-        saturated: [("fmt", real.fmt_saturated), ("sfmt", real.sfmt_saturated)]
-            .into_iter()
-            .filter(|&(_, sat)| sat)
-            .map(|(m, _)| m.to_string())
-            .collect(),
+        saturated: real.saturated.clone(),
         census: real.census.clone(),
     })
 }
@@ -762,7 +761,7 @@ pub fn run_study_reusing(
     // long runs first (traces, then real runs), for a balanced schedule
     let mut work: Vec<Job> = Vec::new();
     let mut ideal: Vec<BTreeMap<Mask, IdealRun>> = vec![BTreeMap::new(); sources.len()];
-    let known = reuse.0.lock().expect("no run panicked holding it").clone();
+    let known = reuse.0.lock().expect("no run panicked holding it");
     for (i, _) in sources.iter().enumerate() {
         for &m in &masks {
             match known.get(&IdealRuns::key(i, &s.cfg, m)) {
@@ -773,6 +772,7 @@ pub fn run_study_reusing(
             }
         }
     }
+    drop(known);
     let study_runs = sources.len() * masks.len();
     work.sort_by_key(|j| {
         (

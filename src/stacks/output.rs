@@ -420,20 +420,16 @@ pub fn text(r: &Report) -> String {
 pub(super) const WARN_STYLE: &str =
     "style=\"background:#fff3cd;border:1px solid #e0b000;padding:0.4em\"";
 
-/// The studies whose FMT or sFMT unit had a local counter saturate, as
-/// `NAME (fmt, sfmt)`; empty when none did.
-fn saturated_studies(r: &Report) -> Vec<String> {
-    r.studies
+/// The warning that some stacks come from saturated local counters, or
+/// `None`: which studies (`NAME (fmt, sfmt)`), and the width that was too
+/// narrow.
+pub fn saturation_warning(r: &Report) -> Option<String> {
+    let sat: Vec<String> = r
+        .studies
         .iter()
         .filter(|st| !st.saturated.is_empty())
         .map(|st| format!("{} ({})", st.name, st.saturated.join(", ")))
-        .collect()
-}
-
-/// The warning that some stacks come from saturated local counters, or
-/// `None`: which studies, and the width that was too narrow.
-pub fn saturation_warning(r: &Report) -> Option<String> {
-    let sat = saturated_studies(r);
+        .collect();
     (!sat.is_empty()).then(|| {
         format!(
             "a local counter saturated at unit.local_bits = {} bits, so these stacks \
