@@ -164,7 +164,8 @@ clean:
 
 ## stacks-smoke: `cpistack stacks` end to end on a few workloads and few
 ## instructions, then the output checker (CSV columns, JSON summary, SVG XML, HTML,
-## and the numbers of the files agreeing with each other).
+## and the numbers of the files agreeing with each other); `cpistack sweep` and
+## `cpistack phases` end to end, and their refusals.
 stacks-smoke: release
 	$(BIN) stacks --workloads balanced,icache,mlp,branchy --traces $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz --instructions 40000 --warmup 20000 --out target/stacks-smoke > /dev/null
 	$(BIN) stacks --check-only --out target/stacks-smoke
@@ -177,14 +178,25 @@ stacks-smoke: release
 	rm -rf target/sweep-bad; head -c 640 /dev/zero > target/ten.champsimtrace
 	! $(BIN) sweep --workloads none --traces target/ten.champsimtrace --instructions 1000 --vary core.rob_entries=64 --out target/sweep-bad/deep 2>/dev/null
 	test ! -e target/sweep-bad
+	@# stacks over time: a partial last interval, then an interval the run cannot be cut into
+	rm -rf target/phases-smoke
+	$(BIN) phases --workload mlp --instructions 45000 --warmup 5000 --interval 10000 --out target/phases-smoke > target/phases-smoke.txt
+	grep -q '^phases of workload mlp (seed 1): 45000 instructions after 5000 of warm-up, 5 intervals of 10000$$' target/phases-smoke.txt
+	test "$$(wc -l < target/phases-smoke/phases.csv)" = 26
+	! $(BIN) phases --workload mlp --instructions 45000 --interval 999 --out target/phases-bad 2>/dev/null
+	test ! -e target/phases-bad
 
 ## paper: the paper's evaluation (section 5.2, Figures 4, 6, 9, 11, 12, Table 1)
 ## on the whole synthetic suite and both shared ChampSim traces into report/:
 ## 3 M instructions after 1 M of warm-up per run, 18 runs per workload or trace
-## (about 2 minutes on a 2-vCPU AMD EPYC, after the release build).
+## (about 2 minutes on a 2-vCPU AMD EPYC, after the release build); then,
+## beyond the paper, each trace's stacks over time, in intervals of 100 k
+## instructions, into report/phases/xz/ and report/phases/sqlite3/.
 paper: release
 	$(BIN) stacks --workloads all --traces $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz,$(TRACES)/sqlite3_x86_skip100M_13M.champsimtrace.xz --instructions 3000000 --warmup 1000000 --out report
 	$(BIN) stacks --workloads limits --instructions 3000000 --warmup 1000000 --out report/limits
+	$(BIN) phases --trace $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz --instructions 3000000 --warmup 1000000 --interval 100000 --out report/phases/xz
+	$(BIN) phases --trace $(TRACES)/sqlite3_x86_skip100M_13M.champsimtrace.xz --instructions 3000000 --warmup 1000000 --interval 100000 --out report/phases/sqlite3
 
 ## sweep: beyond the paper: the stacks study on variants of the machine, one key
 ## varied at a time (ROB, load/store queue, frontend depth, memory latency, a

@@ -12,6 +12,7 @@ pub mod console;
 pub mod failwaves;
 pub mod fuzz;
 pub mod paths;
+pub mod phases;
 pub mod report;
 pub mod run;
 pub mod scenarios;

@@ -55,6 +55,11 @@ enum Cmd {
     /// accuracy hold as the machine changes? Writes each point's `stacks`
     /// outputs and a summary, `sweep.csv`.
     Sweep(cpistack::stacks::sweep::SweepArgs),
+    /// CPI stacks over time: the reference's, FMT's, sFMT's and POWER5's stack
+    /// over each interval of `--interval` instructions, read from the same runs
+    /// as `stacks` at instruction boundaries, and each method's error per
+    /// interval. Writes `phases.csv`, `phases.json` and `phases.svg`.
+    Phases(cpistack::phases::PhasesArgs),
     /// Write one VCD waveform per scenario of the scenario table (FMT and sFMT),
     /// each with its GTKWave layout, into a directory (`make waves`); open one
     /// with `cd DIR && gtkwave NAME.gtkw`.
@@ -269,6 +274,7 @@ fn main() -> ExitCode {
         Cmd::Config(a) => cpistack::run::config(a),
         Cmd::Stacks(a) => cpistack::stacks::cmd(a),
         Cmd::Sweep(a) => cpistack::stacks::sweep::cmd(a),
+        Cmd::Phases(a) => cpistack::phases::cmd(a),
         Cmd::Waves(a) => cpistack::waves::cmd(a),
     };
     match r {

@@ -14,7 +14,7 @@
 //! dtlb, longlat ([`COMPONENTS`]). Methods: [`METHODS`].
 
 mod accounting;
-mod output;
+pub(crate) mod output;
 pub mod sweep;
 
 use std::collections::BTreeMap;
@@ -176,7 +176,7 @@ impl Source {
         }
     }
 
-    fn core(&self, cfg: &sim::Config) -> Result<sim::Core<Box<dyn sim::InstrSource>>> {
+    pub(crate) fn core(&self, cfg: &sim::Config) -> Result<sim::Core<Box<dyn sim::InstrSource>>> {
         let src: Box<dyn sim::InstrSource> = match self {
             Source::Workload { spec, seed } => Box::new(sim::workloads::Workload::new(spec, *seed)),
             Source::Trace(p) => Box::new(
@@ -200,13 +200,13 @@ pub struct Settings {
 }
 
 /// An idealisation set: bit `Comp as u8` on = that structure ideal.
-type Mask = u16;
+pub(crate) type Mask = u16;
 
-fn mask_of(steps: &[Comp]) -> Mask {
+pub(crate) fn mask_of(steps: &[Comp]) -> Mask {
     steps.iter().fold(0, |m, &c| m | 1 << c as u8)
 }
 
-fn cfg_with(base: &sim::Config, m: Mask) -> sim::Config {
+pub(crate) fn cfg_with(base: &sim::Config, m: Mask) -> sim::Config {
     let mut c = base.clone();
     let on = |k: Comp| m >> k as u8 & 1 == 1;
     let i = &mut c.ideal;
@@ -223,7 +223,7 @@ fn cfg_with(base: &sim::Config, m: Mask) -> sim::Config {
 
 /// The idealisation sets an order needs: with the first `k` steps made real, for
 /// `k = 0..8` (`k = 8` is the real run).
-fn order_masks(order: &[Comp; 8]) -> [Mask; 9] {
+pub(crate) fn order_masks(order: &[Comp; 8]) -> [Mask; 9] {
     let mut out = [0; 9];
     for (k, o) in out.iter_mut().enumerate() {
         *o = mask_of(&order[k..]);
@@ -499,7 +499,7 @@ pub fn summarise<'a>(
     out
 }
 
-fn ideal_name(m: Mask) -> String {
+pub(crate) fn ideal_name(m: Mask) -> String {
     let names: Vec<&str> = (1..NCOMP)
         .filter(|&k| m >> k & 1 == 1)
         .map(|k| COMPONENTS[k])

@@ -499,7 +499,7 @@ fn study_table(st: &Study) -> String {
 
 /// `s` as text in HTML or SVG: `&`, `<`, `>` and `"` as entities (a study is
 /// named after its trace file, whose name may hold any of them).
-pub(super) fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -711,7 +711,7 @@ pub mod svg {
 
     use super::esc;
 
-    fn head(w: f64, h: f64) -> String {
+    pub(crate) fn head(w: f64, h: f64) -> String {
         format!(
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w:.0}\" height=\"{h:.0}\" \
              viewBox=\"0 0 {w:.0} {h:.0}\" font-family=\"sans-serif\" font-size=\"11\">\n\
@@ -936,7 +936,7 @@ pub mod svg {
         );
     }
 
-    fn legend(s: &mut String, x: f64, y: f64, names: &[&str], colours: &[&str]) {
+    pub(crate) fn legend(s: &mut String, x: f64, y: f64, names: &[&str], colours: &[&str]) {
         for (k, (n, c)) in names.iter().zip(colours).enumerate() {
             let yy = y + k as f64 * 18.0;
             let _ = writeln!(
@@ -1095,7 +1095,7 @@ pub mod svg {
 
     /// A round step (1, 2, 2.5 or 5 times a power of ten) that divides
     /// `span` into at most five steps.
-    fn nice_step(span: f64) -> f64 {
+    pub(crate) fn nice_step(span: f64) -> f64 {
         let raw = span / 5.0;
         let p = 10f64.powf(raw.log10().floor());
         for m in [1.0, 2.0, 2.5, 5.0, 10.0] {

@@ -1,0 +1,191 @@
+//! CPI stacks over time (`cpistack::phases`): the intervals add up to the
+//! whole-run study of `cpistack stacks`, narrow global counters are unwrapped
+//! between reads as software does, and the outputs are complete and the same
+//! however many threads ran them.
+
+use cpistack::phases::{self, run_phases, Phases, COMPARED, CSV_HEADER, METHODS};
+use cpistack::stacks::{run_study, Settings, Source, NCOMP};
+
+use crate::scratch::Scratch;
+
+fn settings(cfg: sim::Config, instructions: u64, warmup: u64) -> Settings {
+    Settings {
+        cfg,
+        instructions,
+        warmup,
+    }
+}
+
+fn study(name: &str, s: &Settings, interval: u64) -> Phases {
+    let src = Source::workload(name, 1).unwrap();
+    run_phases(&src, s, interval, 0).unwrap_or_else(|e| panic!("{name}: {e:#}"))
+}
+
+/// Every method's intervals sum to its whole-run stack, which is the stack
+/// `cpistack stacks` builds from the same runs (counters read once at the
+/// end); each interval's stack adds up to its cycles, and the intervals tile
+/// the run (the last one short when the run is not a multiple).
+#[test]
+fn the_intervals_add_up_to_the_whole_run_study() {
+    let s = settings(sim::Config::default(), 30_000, 5_000);
+    for name in ["mlp", "icache", "branchy", "longlat"] {
+        let p = study(name, &s, 4_000);
+        let whole = run_study(&[Source::workload(name, 1).unwrap()], &s, 0, &|_, _| {})
+            .expect("stacks runs");
+        let st = &whole.studies[0];
+        assert_eq!(p.cycles, st.cycles, "{name}");
+        assert_eq!(p.intervals.len(), 8, "{name}: 7 of 4000 and one of 2000");
+        let mut at = 0;
+        let mut cycles = 0;
+        for (k, iv) in p.intervals.iter().enumerate() {
+            assert_eq!(iv.first_instruction, at, "{name} #{k}");
+            let want = if k == 7 { 2_000 } else { 4_000 };
+            assert_eq!(iv.instructions, want, "{name} #{k}");
+            at += iv.instructions;
+            cycles += iv.cycles;
+            for m in METHODS {
+                let sum: i64 = iv.stacks[m].iter().sum();
+                assert_eq!(
+                    sum, iv.cycles as i64,
+                    "{name} #{k} {m}: adds up to the cycles"
+                );
+            }
+            assert_eq!(iv.errors_pp.len(), COMPARED.len());
+        }
+        assert_eq!((at, cycles), (st.instructions, st.cycles), "{name}");
+        for m in METHODS {
+            assert_eq!(
+                p.whole[m], st.stacks[m],
+                "{name} {m}: the sum of the intervals"
+            );
+            let mut sum = [0i64; NCOMP];
+            for iv in &p.intervals {
+                for (a, b) in sum.iter_mut().zip(&iv.stacks[m]) {
+                    *a += b;
+                }
+            }
+            assert_eq!(sum, p.whole[m], "{name} {m}");
+        }
+        for m in COMPARED {
+            let e = &p.summary[m];
+            assert_eq!(e.whole_run_pp, st.errors_pp[m], "{name} {m}");
+            assert!(
+                e.median_pp <= e.p90_pp && e.p90_pp <= e.max_pp,
+                "{name} {m}: {e:?}"
+            );
+            assert_eq!(
+                p.intervals[e.max_interval].errors_pp[m], e.max_pp,
+                "{name} {m}"
+            );
+        }
+    }
+}
+
+/// A profiler reads a counter that wrapped between two reads modulo its
+/// width: 11-bit global counters give the same stack per interval as 48-bit
+/// ones as long as no interval takes 2048 cycles, and an interval that does
+/// is refused, naming it and the key.
+#[test]
+fn narrow_global_counters_are_unwrapped_between_reads() {
+    let wide = settings(sim::Config::default(), 40_000, 5_000);
+    let mut cfg = sim::Config::default();
+    cfg.set("unit.global_bits=11").unwrap();
+    let narrow = settings(cfg, 40_000, 5_000);
+    let a = study("balanced", &wide, 2_000);
+    let b = study("balanced", &narrow, 2_000);
+    // the run wraps the 12-bit counters several times
+    assert!(a.cycles > 4 << 11, "{} cycles", a.cycles);
+    assert!(a.intervals.iter().all(|iv| iv.cycles < 1 << 11));
+    for (k, (x, y)) in a.intervals.iter().zip(&b.intervals).enumerate() {
+        assert_eq!(x.stacks, y.stacks, "interval {k}");
+    }
+    assert_eq!(a.whole, b.whole);
+    // mlp's intervals of 2000 instructions take more than 2048 cycles
+    let src = Source::workload("mlp", 1).unwrap();
+    let e = run_phases(&src, &narrow, 2_000, 0).expect_err("an interval too long to unwrap");
+    let msg = format!("{e:#}");
+    assert!(
+        msg.contains("mlp: interval 0 (instructions 0 to 2000) took")
+            && msg.contains("unit.global_bits = 11")
+            && msg.contains("shorter --interval"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn an_interval_the_run_cannot_be_cut_into_is_refused() {
+    let e = |n, i| {
+        phases::check_interval(n, i)
+            .expect_err("refused")
+            .to_string()
+    };
+    assert!(e(100_000, 999).contains("at least 1000"));
+    assert!(e(100_000, 100_001).contains("longer than the run"));
+    assert!(e(3_000_000, 1_000).contains("3000 intervals, more than 2000"));
+    phases::check_interval(100_000, 100_000).expect("one interval");
+    phases::check_interval(2_000_000, 1_000).expect("2000 intervals");
+    // run_phases checks it too (a library caller gets the same error)
+    let s = settings(sim::Config::default(), 10_000, 0);
+    let src = Source::workload("balanced", 1).unwrap();
+    assert!(run_phases(&src, &s, 500, 0).is_err());
+}
+
+/// The three files: a CSV row per interval and method with every column, a
+/// JSON object with the study, an SVG that parses; the same bytes from one
+/// thread as from several.
+#[test]
+fn outputs_are_complete_well_formed_and_the_same_on_any_number_of_threads() {
+    let s = settings(sim::Config::default(), 20_000, 2_000);
+    let src = Source::workload("fpmix", 1).unwrap();
+    let one = run_phases(&src, &s, 5_000, 1).unwrap();
+    let many = run_phases(&src, &s, 5_000, 3).unwrap();
+    let (d1, d2) = (Scratch::new("phases-1"), Scratch::new("phases-3"));
+    phases::write_all(&one, &d1).unwrap();
+    phases::write_all(&many, &d2).unwrap();
+    for f in phases::OUTPUT_FILES {
+        let a = std::fs::read(d1.join(f)).unwrap();
+        assert_eq!(a, std::fs::read(d2.join(f)).unwrap(), "{f}");
+    }
+    assert_eq!(phases::text(&one), phases::text(&many));
+    let csv = std::fs::read_to_string(d1.join("phases.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], CSV_HEADER);
+    assert_eq!(lines.len(), 1 + 4 * METHODS.len());
+    let cols = CSV_HEADER.split(',').count();
+    for l in &lines[1..] {
+        let f: Vec<&str> = l.split(',').collect();
+        assert_eq!(f.len(), cols, "{l}");
+        assert_eq!(&f[..2], ["fpmix", "workload"], "{l}");
+        // the error column is empty for the reference only
+        assert_eq!(f[cols - 1].is_empty(), f[7] == "reference", "{l}");
+    }
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d1.join("phases.json")).unwrap()).unwrap();
+    assert_eq!(j["intervals"].as_array().unwrap().len(), 4);
+    assert_eq!(j["interval"], 5_000);
+    for m in COMPARED {
+        assert!(j["summary"][m]["max_pp"].is_number(), "{m}");
+    }
+    let svg = std::fs::read_to_string(d1.join("phases.svg")).unwrap();
+    cpistack::stacks::xml_well_formed(&svg).unwrap();
+    // one bar segment per non-zero component of each of the three stacks drawn
+    let segments: usize = one
+        .intervals
+        .iter()
+        .map(|iv| {
+            ["reference", "fmt", "sfmt"]
+                .iter()
+                .map(|m| iv.stacks[*m].iter().filter(|&&v| v != 0).count())
+                .sum::<usize>()
+        })
+        .sum();
+    assert_eq!(
+        svg.matches("<rect x=").count(),
+        segments + NCOMP + COMPARED.len()
+    );
+    let t = phases::text(&one);
+    assert!(t.starts_with("phases of workload fpmix (seed 1): 20000 instructions after 2000 of warm-up, 4 intervals of 5000\n"), "{t}");
+    for m in COMPARED {
+        assert!(t.lines().any(|l| l.starts_with(m)), "{m}: {t}");
+    }
+}
