@@ -6,6 +6,8 @@
 use cpistack::phases::{self, run_phases, Phases, COMPARED, CSV_HEADER, METHODS};
 use cpistack::stacks::{run_study, Settings, Source, NCOMP};
 
+use std::collections::BTreeMap;
+
 use crate::scratch::Scratch;
 
 fn settings(cfg: sim::Config, instructions: u64, warmup: u64) -> Settings {
@@ -187,5 +189,144 @@ fn outputs_are_complete_well_formed_and_the_same_on_any_number_of_threads() {
     assert!(t.starts_with("phases of workload fpmix (seed 1): 20000 instructions after 2000 of warm-up, 4 intervals of 5000\n"), "{t}");
     for m in COMPARED {
         assert!(t.lines().any(|l| l.starts_with(m)), "{m}: {t}");
+    }
+}
+
+/// `phases.svg` read back as a person reads it: each bar of the three stack
+/// panels measured on its panel's own axis is the interval's component in
+/// CPI, in the legend's colour for it, in its interval's column; each point
+/// of the error panel is the method's error over the interval, in the
+/// legend's colour for the method.
+#[test]
+fn every_bar_and_point_of_the_phase_chart_is_the_studys() {
+    let s = settings(sim::Config::default(), 24_000, 4_000);
+    // a workload with negative reference components in some intervals
+    // (drawn below the axis) and one with long misses
+    for name in ["branchy", "mlp"] {
+        let p = study(name, &s, 3_000);
+        check_phase_chart(&phases::svg(&p), &p);
+    }
+}
+
+fn check_phase_chart(svg: &str, p: &Phases) {
+    let doc = roxmltree::Document::parse(svg).expect("well-formed");
+    let num = |n: roxmltree::Node, a: &str| -> f64 { n.attribute(a).unwrap().parse().unwrap() };
+    // grid lines with their tick label: (y, value); a panel's ticks rise
+    let mut panels: Vec<Vec<(f64, f64)>> = Vec::new();
+    let mut legend: BTreeMap<String, String> = BTreeMap::new();
+    let mut bars = Vec::new();
+    let mut points = Vec::new();
+    for n in doc.root_element().children().filter(|n| n.is_element()) {
+        let next_text = || {
+            n.next_siblings()
+                .skip(1)
+                .find(|x| x.is_element())
+                .filter(|x| x.has_tag_name("text"))
+                .and_then(|x| x.text())
+                .map(str::to_string)
+        };
+        match n.tag_name().name() {
+            "line" if n.attribute("stroke") == Some("#e4e4e4") => {
+                let v: f64 = next_text().unwrap().parse().unwrap();
+                let y = num(n, "y1");
+                match panels.last_mut() {
+                    Some(t) if t.last().unwrap().1 < v => t.push((y, v)),
+                    _ => panels.push(vec![(y, v)]),
+                }
+            }
+            "rect" if n.attribute("width") == Some("12") => {
+                legend.insert(next_text().unwrap(), n.attribute("fill").unwrap().into());
+            }
+            "rect" if n.has_children() => {
+                let title = n.first_element_child().unwrap().text().unwrap().to_string();
+                bars.push((
+                    num(n, "x"),
+                    num(n, "y"),
+                    num(n, "width"),
+                    num(n, "height"),
+                    n.attribute("fill").unwrap().to_string(),
+                    title,
+                ));
+            }
+            "circle" => points.push((
+                num(n, "cx"),
+                num(n, "cy"),
+                n.attribute("fill").unwrap().to_string(),
+            )),
+            _ => {}
+        }
+    }
+    assert_eq!(panels.len(), 4, "three stack panels and the error panel");
+    // pixels per unit and the pixel of 0, from a panel's first and last tick
+    let axis = |t: &[(f64, f64)]| {
+        let ((y0, v0), (y1, v1)) = (t[0], t[t.len() - 1]);
+        let px = (y0 - y1) / (v1 - v0);
+        (px, y0 + v0 * px)
+    };
+    let left = 64.0;
+    let n = p.intervals.len() as f64;
+    let mut drawn = 0;
+    for (j, m) in ["reference", "fmt", "sfmt"].into_iter().enumerate() {
+        let (px, zero) = axis(&panels[j]);
+        let (top, bottom) = (panels[j].last().unwrap().0, panels[j][0].0);
+        let bw = bars[0].2;
+        for (k, iv) in p.intervals.iter().enumerate() {
+            let mine: Vec<_> = bars
+                .iter()
+                .filter(|b| b.1 >= top - 0.5 && b.1 + b.3 <= bottom + 0.5)
+                .filter(|b| ((b.0 - left) / bw).round() as usize == k)
+                .collect();
+            let want: Vec<usize> = (0..NCOMP).filter(|&c| iv.stacks[m][c] != 0).collect();
+            assert_eq!(mine.len(), want.len(), "{} {m} #{k}", p.name);
+            // drawn in component order, positives up from 0, negatives down
+            let (mut up, mut down) = (zero, zero);
+            for (b, &c) in mine.iter().zip(&want) {
+                let cpi = iv.stacks[m][c] as f64 / iv.instructions as f64;
+                let comp = cpistack::stacks::COMPONENTS[c];
+                assert!(
+                    b.5.starts_with(&format!("#{k} {comp}: ")),
+                    "{m} #{k}: {}",
+                    b.5
+                );
+                assert_eq!(b.4, legend[comp], "{m} #{k} {comp}: colour");
+                assert!(
+                    (b.3 / px - cpi.abs()).abs() < 0.02 / px + 1e-9,
+                    "{m} #{k} {comp}: {} px for {cpi}",
+                    b.3
+                );
+                if cpi > 0.0 {
+                    assert!(
+                        (b.1 + b.3 - up).abs() < 0.02,
+                        "{m} #{k} {comp}: stacked on the one below"
+                    );
+                    up = b.1;
+                } else {
+                    assert!(
+                        (b.1 - down).abs() < 0.02,
+                        "{m} #{k} {comp}: hangs from the one above"
+                    );
+                    down = b.1 + b.3;
+                }
+                assert!((b.2 - 820.0 / n).abs() < 0.01);
+            }
+            drawn += mine.len();
+        }
+    }
+    assert_eq!(drawn, bars.len(), "no bar outside the panels");
+    let (px, zero) = axis(&panels[3]);
+    assert_eq!(points.len(), p.intervals.len() * COMPARED.len());
+    for (i, m) in COMPARED.iter().enumerate() {
+        for (k, iv) in p.intervals.iter().enumerate() {
+            let (x, y, fill) = &points[i * p.intervals.len() + k];
+            assert!(
+                (x - (left + (k as f64 + 0.5) * 820.0 / n)).abs() < 0.06,
+                "{m} #{k}"
+            );
+            assert!(
+                ((zero - y) / px - iv.errors_pp[*m]).abs() < 0.06 / px + 1e-9,
+                "{m} #{k}: {y}"
+            );
+            assert_eq!(fill, &legend[*m], "{m}");
+        }
     }
 }
