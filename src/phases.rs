@@ -131,15 +131,22 @@ struct RealMark {
     at: Mark,
     fmt: Counters,
     sfmt: Counters,
+    /// The twins' counters (FMT, sFMT), when the units are narrower than 64 bits.
+    wide: Option<[Counters; 2]>,
     power5: [u64; NCOMP],
 }
 
 /// The real run: both units and the POWER5-style accountant, read at every
-/// boundary after they took the boundary cycle.
+/// boundary after they took the boundary cycle. When the units' global
+/// counters are narrower than 64 bits, a twin of each with 64-bit global
+/// counters (the same unit otherwise: the width feeds nothing back) steps
+/// beside it, so that an interval whose counters cannot be unwrapped is
+/// found, not read as a wrong number.
 struct RealSampler {
     clock: Clock,
     fmt: hw::Unit,
     sfmt: hw::Unit,
+    wide: Option<[hw::Unit; 2]>,
     power5: Power5,
     marks: Vec<RealMark>,
 }
@@ -150,6 +157,10 @@ impl RealSampler {
             at: self.clock.now,
             fmt: self.fmt.view().counters,
             sfmt: self.sfmt.view().counters,
+            wide: self
+                .wide
+                .as_ref()
+                .map(|[f, s]| [f.view().counters, s.view().counters]),
             power5: self.power5.charged,
         }
     }
@@ -160,6 +171,10 @@ impl Consumer for RealSampler {
     fn cycle(&mut self, ev: &CycleEvents) {
         self.fmt.step(ev);
         self.sfmt.step(ev);
+        if let Some([f, s]) = &mut self.wide {
+            f.step(ev);
+            s.step(ev);
+        }
         self.power5.cycle(ev);
         if self.clock.tick(ev) {
             let m = self.read();
@@ -213,10 +228,22 @@ fn run_job(src: &Source, s: &Settings, interval: u64, mask: Mask) -> Result<Outc
         });
     }
     let p = cfg.unit_params();
+    let wide = events::Params {
+        global_bits: 64,
+        ..p
+    };
     let mut smp = RealSampler {
         clock: Clock::new(interval),
         fmt: hw::Unit::new(p.with_variant(Variant::Fmt))?,
         sfmt: hw::Unit::new(p.with_variant(Variant::Sfmt))?,
+        wide: if p.global_bits < 64 {
+            Some([
+                hw::Unit::new(wide.with_variant(Variant::Fmt))?,
+                hw::Unit::new(wide.with_variant(Variant::Sfmt))?,
+            ])
+        } else {
+            None
+        },
         power5: Power5::new(),
         marks: Vec::with_capacity(cap),
     };
@@ -331,6 +358,33 @@ fn counter_stack(
         s[k + 1] = d(c) as i64;
     }
     s[0] = cycles as i64 - s[1..].iter().sum::<i64>();
+    Ok(s)
+}
+
+/// A unit's stack over one interval from its `global_bits`-wide counters
+/// at the two ends (`narrow`), checked against its 64-bit twin's (`wide`,
+/// when there is one): a counter that moved by `2^global_bits` or more
+/// between the two reads is an error naming it, not a wrong number.
+fn unwrapped(
+    narrow: (&Counters, &Counters),
+    wide: Option<(Counters, Counters)>,
+    global_bits: u32,
+    cycles: u64,
+) -> std::result::Result<Stack, String> {
+    let s = counter_stack(narrow.0, narrow.1, global_bits, cycles)?;
+    let Some((a, b)) = wide else {
+        return Ok(s);
+    };
+    let w = counter_stack(&a, &b, 64, cycles)
+        .map_err(|e| format!("its 64-bit twin: {e} (a bug of the study)"))?;
+    if let Some(k) = (1..NCOMP).find(|&k| s[k] != w[k]) {
+        return Err(format!(
+            "its `{}` counter moved by {} over the interval, which a {global_bits}-bit \
+             counter read twice sees as {} (unit.global_bits = {global_bits}): give a \
+             shorter --interval or a wider unit.global_bits",
+            COMPONENTS[k], w[k], s[k]
+        ));
+    }
     Ok(s)
 }
 
@@ -469,14 +523,17 @@ pub fn run_phases(src: &Source, s: &Settings, interval: u64, jobs: usize) -> Res
             );
         }
         let (a, b) = (k.checked_sub(1).map(|j| &real.marks[j]), &real.marks[k]);
-        for (name, get) in [
-            ("fmt", (|m: &RealMark| m.fmt) as fn(&RealMark) -> Counters),
-            ("sfmt", |m: &RealMark| m.sfmt),
-        ] {
+        for (j, name) in ["fmt", "sfmt"].into_iter().enumerate() {
             let zero = Counters::default();
-            let a = a.map_or(zero, get);
-            let s = counter_stack(&a, &get(b), gb, c)
-                .map_err(|e| anyhow::anyhow!("{}: interval {k}: {name}: {e}", src.name()))?;
+            let get = |m: &RealMark| [m.fmt, m.sfmt][j];
+            let wide = |m: &RealMark| m.wide.map(|w| w[j]);
+            let s = unwrapped(
+                (&a.map_or(zero, get), &get(b)),
+                a.map_or(Some(zero), wide).zip(wide(b)),
+                gb,
+                c,
+            )
+            .map_err(|e| anyhow::anyhow!("{}: interval {k}: {name}: {e}", src.name()))?;
             stacks.insert(name.into(), s);
         }
         let mut p5 = [0i64; NCOMP];
@@ -1041,6 +1098,32 @@ mod tests {
                 4u64.wrapping_sub(250)
             )
         );
+    }
+
+    /// A component that moved by more than the width between two reads,
+    /// while the cycles did not: the 64-bit twin names it.
+    #[test]
+    fn a_component_that_wrapped_between_reads_is_refused() {
+        let set = |cycles: u64, l2d: u64, mask: u64| {
+            let mut c = Counters::default();
+            c.value[Counter::Cycles.idx()] = cycles & mask;
+            c.value[Counter::L2d.idx()] = l2d & mask;
+            c
+        };
+        let (a, b) = (set(1000, 0, 255), set(1200, 300, 255));
+        let (wa, wb) = (set(1000, 0, u64::MAX), set(1200, 300, u64::MAX));
+        let e = unwrapped((&a, &b), Some((wa, wb)), 8, 200).unwrap_err();
+        assert_eq!(
+            e,
+            "its `l2d` counter moved by 300 over the interval, which a 8-bit counter read \
+             twice sees as 44 (unit.global_bits = 8): give a shorter --interval or a wider \
+             unit.global_bits"
+        );
+        // without the twin the narrow reading is all there is
+        assert_eq!(unwrapped((&a, &b), None, 8, 200).unwrap()[6], 44);
+        // within the width both agree
+        let (b, wb) = (set(1200, 100, 255), set(1200, 100, u64::MAX));
+        assert_eq!(unwrapped((&a, &b), Some((wa, wb)), 8, 200).unwrap()[6], 100);
     }
 
     #[test]
