@@ -8,12 +8,17 @@
 //!
 //! - **Boundaries.** Interval `k` of a run ends at the end of the cycle in which
 //!   its `(k+1)·N`-th measured instruction commits (`N` = `--interval`; the last
-//!   interval ends with the run). Every run of a study commits the same
-//!   instructions (checked by the stream digest, as `stacks` does), so the
-//!   boundaries are the same instructions in each run, and the reference's
-//!   components over an interval are differences of the idealised runs'
-//!   cycles over it: exactly the reference of `stacks`, cut at the boundaries.
-//!   Summed over the intervals, every stack is the whole run's (tested).
+//!   interval ends with the run, and a remainder of fewer than
+//!   [`MIN_INTERVAL`] instructions joins it: [`intervals_of`]). Every run of a
+//!   study commits the same instructions (checked by the stream digest, as
+//!   `stacks` does), so in every run an interval ends with the commit of the
+//!   same instruction; the up to `retire_width - 1` instructions that commit
+//!   in the same cycle after it need not be the same in each run, and cost
+//!   that cycle no more. The reference's components over an interval are
+//!   differences of the idealised runs' cycles up to those commits: exactly
+//!   the reference of `stacks`, cut at the boundaries. Summed over the
+//!   intervals, every stack is the whole run's (tested), and each end is
+//!   checked to lie in its boundary's cycle.
 //! - **Counters as software reads them.** FMT's and sFMT's stacks over an
 //!   interval are the differences of the `hw` unit's global counters between
 //!   two reads, taken modulo `2^unit.global_bits`, as a profiler unwraps a
@@ -67,26 +72,44 @@ struct Mark {
     instructions: u64,
 }
 
+/// How many intervals of `interval` instructions a run of `instructions`
+/// is cut into: a remainder of fewer than [`MIN_INTERVAL`] instructions
+/// joins the last whole interval, so that no interval ends within a few
+/// cycles of the run's end (where one run could end both in one cycle and
+/// another not).
+pub fn intervals_of(instructions: u64, interval: u64) -> u64 {
+    let whole = instructions / interval;
+    if instructions % interval >= MIN_INTERVAL || whole == 0 {
+        whole + 1
+    } else {
+        whole
+    }
+}
+
 /// The clock of a run as its bundles show it: counted cycles and committed
 /// instructions (`count_enable` on), and the next boundary.
 #[derive(Clone, Debug)]
 struct Clock {
     interval: u64,
     next: u64,
+    /// The last boundary inside the run; the run's end closes the last interval.
+    last: u64,
     now: Mark,
 }
 
 impl Clock {
-    fn new(interval: u64) -> Self {
+    fn new(instructions: u64, interval: u64) -> Self {
         Self {
             interval,
             next: interval,
+            last: (intervals_of(instructions, interval) - 1) * interval,
             now: Mark::default(),
         }
     }
 
-    /// Counts `ev`; true when the cycle ends an interval. An interval has
-    /// at least [`MIN_INTERVAL`] instructions, so no cycle ends two.
+    /// Counts `ev`; true when the cycle ends an interval: the cycle in which
+    /// the next boundary's instruction commits. An interval has at least
+    /// [`MIN_INTERVAL`] instructions, so no cycle ends two.
     #[inline]
     fn tick(&mut self, ev: &CycleEvents) -> bool {
         if !ev.count_enable {
@@ -94,19 +117,11 @@ impl Clock {
         }
         self.now.cycles += 1;
         self.now.instructions += ev.retired as u64;
-        let end = self.now.instructions >= self.next;
+        let end = self.now.instructions >= self.next && self.next <= self.last;
         if end {
             self.next += self.interval;
         }
         end
-    }
-
-    /// The marks of a finished run: the last one ends the run, whether or
-    /// not the run's length is a multiple of the interval.
-    fn finish<T>(&self, marks: &mut Vec<T>, last: impl FnOnce(Mark) -> T, at: impl Fn(&T) -> Mark) {
-        if marks.last().map(&at) != Some(self.now) {
-            marks.push(last(self.now));
-        }
     }
 }
 
@@ -216,12 +231,13 @@ fn run_job(src: &Source, s: &Settings, interval: u64, mask: Mask) -> Result<Outc
     let cap = (s.instructions / interval + 1) as usize;
     if mask != 0 {
         let mut smp = IdealSampler {
-            clock: Clock::new(interval),
+            clock: Clock::new(s.instructions, interval),
             marks: Vec::with_capacity(cap),
         };
         core.run(s.instructions, &mut [&mut smp])?;
         check_clock(src, &smp.clock, core.stats())?;
-        smp.clock.finish(&mut smp.marks, |m| m, |m| *m);
+        // the run's end closes the last interval
+        smp.marks.push(smp.clock.now);
         return Ok(Outcome::Ideal {
             marks: smp.marks,
             digest: core.stream_digest(),
@@ -233,7 +249,7 @@ fn run_job(src: &Source, s: &Settings, interval: u64, mask: Mask) -> Result<Outc
         ..p
     };
     let mut smp = RealSampler {
-        clock: Clock::new(interval),
+        clock: Clock::new(s.instructions, interval),
         fmt: hw::Unit::new(p.with_variant(Variant::Fmt))?,
         sfmt: hw::Unit::new(p.with_variant(Variant::Sfmt))?,
         wide: if p.global_bits < 64 {
@@ -250,7 +266,7 @@ fn run_job(src: &Source, s: &Settings, interval: u64, mask: Mask) -> Result<Outc
     core.run(s.instructions, &mut [&mut smp])?;
     check_clock(src, &smp.clock, core.stats())?;
     let last = smp.read();
-    smp.clock.finish(&mut smp.marks, |_| last, |m| m.at);
+    smp.marks.push(last);
     let mut saturated = Vec::new();
     for (k, u) in [("fmt", &smp.fmt), ("sfmt", &smp.sfmt)] {
         let v = u.view();
@@ -361,6 +377,27 @@ fn counter_stack(
     Ok(s)
 }
 
+/// The first interval whose end in `marks` is not where it must be: in the
+/// cycle in which its boundary's instruction commits (at most `width - 1`
+/// more commit with it), the last one at the run's end; `Some(len)` when
+/// there are too few ends.
+fn misplaced_end(marks: &[Mark], instructions: u64, interval: u64, width: u64) -> Option<usize> {
+    let n = intervals_of(instructions, interval) as usize;
+    (0..n)
+        .find(|&k| {
+            let Some(m) = marks.get(k) else {
+                return true;
+            };
+            if k + 1 == n {
+                m.instructions != instructions
+            } else {
+                let b = (k as u64 + 1) * interval;
+                !(b..b + width).contains(&m.instructions)
+            }
+        })
+        .or((marks.len() > n).then_some(n))
+}
+
 /// A unit's stack over one interval from its `global_bits`-wide counters
 /// at the two ends (`narrow`), checked against its 64-bit twin's (`wide`,
 /// when there is one): a counter that moved by `2^global_bits` or more
@@ -379,8 +416,8 @@ fn unwrapped(
         .map_err(|e| format!("its 64-bit twin: {e} (a bug of the study)"))?;
     if let Some(k) = (1..NCOMP).find(|&k| s[k] != w[k]) {
         return Err(format!(
-            "its `{}` counter moved by {} over the interval, which a {global_bits}-bit \
-             counter read twice sees as {} (unit.global_bits = {global_bits}): give a \
+            "its `{}` counter moved by {} over the interval, which a counter of \
+             {global_bits} bits read twice sees as {} (unit.global_bits = {global_bits}): give a \
              shorter --interval or a wider unit.global_bits",
             COMPONENTS[k], w[k], s[k]
         ));
@@ -450,27 +487,29 @@ pub fn run_phases(src: &Source, s: &Settings, interval: u64, jobs: usize) -> Res
     let real = real.expect("mask 0 is the real run");
     let st = &real.stats;
     let ends: Vec<Mark> = real.marks.iter().map(|m| m.at).collect();
+    let width = s.cfg.core.retire_width as u64;
+    if let Some(k) = misplaced_end(&ends, s.instructions, interval, width) {
+        bail!(
+            "{}: the real run ended interval {k} after {} instructions (a bug of the study)",
+            src.name(),
+            ends.get(k).map_or(0, |m| m.instructions)
+        );
+    }
     for (&m, (marks, digest)) in &ideal {
+        if let Some(k) = misplaced_end(marks, s.instructions, interval, width) {
+            bail!(
+                "{}: the idealised run ({}) ended interval {k} after {} instructions (a bug of the study)",
+                src.name(),
+                ideal_name(m),
+                marks.get(k).map_or(0, |m| m.instructions)
+            );
+        }
         if *digest != real.digest {
             bail!(
                 "{}: the idealised run ({}) committed other instructions than the real run (stream digest {digest:#018x} against {:#018x}): the reference would compare two programs",
                 src.name(),
                 ideal_name(m),
                 real.digest
-            );
-        }
-        let same_ends = marks.len() == ends.len()
-            && marks
-                .iter()
-                .zip(&ends)
-                .all(|(a, b)| a.instructions / interval == b.instructions / interval);
-        if !same_ends {
-            bail!(
-                "{}: the idealised run ({}) ended its intervals at other instructions than the real run ({} ends against {}; a simulator bug)",
-                src.name(),
-                ideal_name(m),
-                marks.len(),
-                ends.len()
             );
         }
     }
@@ -514,10 +553,15 @@ pub fn run_phases(src: &Source, s: &Settings, interval: u64, jobs: usize) -> Res
             stacks.insert(name.into(), reference_stack(order, &runs));
         }
         if gb < 64 && c >> gb != 0 {
+            let shorter = if interval > MIN_INTERVAL {
+                "a shorter --interval or "
+            } else {
+                ""
+            };
             bail!(
                 "{}: interval {k} (instructions {first} to {}) took {c} cycles, more than a \
-                 {gb}-bit global counter can count between two reads (unit.global_bits = {gb}): \
-                 its counters cannot be unwrapped; give a shorter --interval or a wider unit.global_bits",
+                 global counter of {gb} bits can count between two reads (unit.global_bits = {gb}): \
+                 its counters cannot be unwrapped; give {shorter}a wider unit.global_bits",
                 src.name(),
                 first + n
             );
@@ -600,7 +644,7 @@ pub fn check_interval(instructions: u64, interval: u64) -> Result<()> {
     if interval > instructions {
         bail!("--interval {interval} is longer than the run (--instructions {instructions})");
     }
-    let n = instructions.div_ceil(interval);
+    let n = intervals_of(instructions, interval);
     if n > MAX_INTERVALS {
         bail!(
             "--interval {interval} cuts --instructions {instructions} into {n} intervals, more \
@@ -638,6 +682,18 @@ fn si(n: u64) -> String {
     }
 }
 
+/// How the run is cut: `5 intervals of 10000`, `(the last 5000)` added when
+/// the last differs, `1 interval` for one.
+fn cut(p: &Phases, interval: &str) -> String {
+    let n = p.intervals.len();
+    let last = p.intervals.last().map_or(0, |iv| iv.instructions);
+    match n {
+        1 => "1 interval".into(),
+        _ if last == p.interval => format!("{n} intervals of {interval}"),
+        _ => format!("{n} intervals of {interval} (the last {last})"),
+    }
+}
+
 /// The text report: one line per interval, then each method's errors.
 pub fn text(p: &Phases) -> String {
     let mut s = String::new();
@@ -647,11 +703,10 @@ pub fn text(p: &Phases) -> String {
     };
     let _ = writeln!(
         s,
-        "phases of {what}: {} instructions after {} of warm-up, {} intervals of {}",
+        "phases of {what}: {} instructions after {} of warm-up, {}",
         p.instructions,
         p.warmup,
-        p.intervals.len(),
-        p.interval
+        cut(p, &p.interval.to_string())
     );
     let ch = crate::stacks::output::machine_changes(&p.config);
     if !ch.is_empty() {
@@ -764,10 +819,9 @@ pub fn svg(p: &Phases) -> String {
     let mut s = head(w, h);
     let _ = writeln!(
         s,
-        "<text x=\"{left}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">CPI stacks over time: {} ({} intervals of {} instructions)</text>",
+        "<text x=\"{left}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">CPI stacks over time: {} ({} instructions)</text>",
         crate::stacks::output::esc(&p.name),
-        p.intervals.len(),
-        si(p.interval)
+        cut(p, &si(p.interval))
     );
     let n = p.intervals.len();
     let bw = pw / n as f64;
@@ -1115,7 +1169,7 @@ mod tests {
         let e = unwrapped((&a, &b), Some((wa, wb)), 8, 200).unwrap_err();
         assert_eq!(
             e,
-            "its `l2d` counter moved by 300 over the interval, which a 8-bit counter read \
+            "its `l2d` counter moved by 300 over the interval, which a counter of 8 bits read \
              twice sees as 44 (unit.global_bits = 8): give a shorter --interval or a wider \
              unit.global_bits"
         );

@@ -330,3 +330,69 @@ fn check_phase_chart(svg: &str, p: &Phases) {
         }
     }
 }
+
+/// Each interval's cycles, taken independently of the study's consumers:
+/// the core stepped by hand and its counted cycles read when the
+/// `(k+1)·N`-th measured instruction has committed. For the real run (the
+/// interval's `cycles`) and the run with every structure ideal (the
+/// reference's base), on run lengths whose remainder is a whole interval,
+/// a short one and one below the retire width (which joins the last).
+#[test]
+fn each_interval_ends_in_the_cycle_its_boundary_instruction_commits() {
+    for (name, instructions, interval, want) in [
+        ("branchy", 10_001, 2_500, vec![2_500, 2_500, 2_500, 2_501]),
+        ("icache", 10_002, 5_000, vec![5_000, 5_002]),
+        ("mlp", 7_500, 3_000, vec![3_000, 3_000, 1_500]),
+        ("chase", 9_000, 3_000, vec![3_000, 3_000, 3_000]),
+    ] {
+        assert_eq!(
+            phases::intervals_of(instructions, interval),
+            want.len() as u64
+        );
+        let s = settings(sim::Config::default(), instructions, 2_000);
+        let p = study(name, &s, interval);
+        let got: Vec<u64> = p.intervals.iter().map(|iv| iv.instructions).collect();
+        assert_eq!(got, want, "{name}");
+        let mut ideal = sim::Config::default();
+        for k in [
+            "bpred", "l1i", "l2i", "itlb", "l1d", "l2d", "dtlb", "longlat",
+        ] {
+            ideal.set(&format!("ideal.{k}=true")).unwrap();
+        }
+        let by_hand = |cfg: &sim::Config| -> Vec<u64> {
+            let spec = sim::workloads::by_name(name).unwrap();
+            let mut core = sim::Core::new(cfg, sim::workloads::Workload::new(&spec, 1)).unwrap();
+            core.set_warmup(2_000);
+            core.set_limit(instructions);
+            let mut ends = Vec::new();
+            let mut at = 0;
+            for n in &want {
+                at += n;
+                while core.counted_retired() < at {
+                    core.step().unwrap();
+                }
+                ends.push(core.stats().cycles);
+            }
+            let mut prev = 0;
+            ends.iter()
+                .map(|&e| {
+                    let d = e - prev;
+                    prev = e;
+                    d
+                })
+                .collect()
+        };
+        let real: Vec<u64> = p.intervals.iter().map(|iv| iv.cycles).collect();
+        assert_eq!(
+            real,
+            by_hand(&sim::Config::default()),
+            "{name}: the real run"
+        );
+        let base: Vec<u64> = p
+            .intervals
+            .iter()
+            .map(|iv| iv.stacks["reference"][0] as u64)
+            .collect();
+        assert_eq!(base, by_hand(&ideal), "{name}: every structure ideal");
+    }
+}
