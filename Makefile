@@ -183,6 +183,7 @@ stacks-smoke: release
 	$(BIN) phases --workload mlp --instructions 45000 --warmup 5000 --interval 10000 --out target/phases-smoke > target/phases-smoke.txt
 	grep -q '^phases of workload mlp (seed 1): 45000 instructions after 5000 of warm-up, 5 intervals of 10000 (the last 5000)$$' target/phases-smoke.txt
 	test "$$(wc -l < target/phases-smoke/phases.csv)" = 26
+	grep -q '<object data="phases.svg"' target/phases-smoke/index.html
 	! $(BIN) phases --workload mlp --instructions 45000 --interval 999 --out target/phases-bad 2>/dev/null
 	test ! -e target/phases-bad
 

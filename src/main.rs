@@ -58,7 +58,7 @@ enum Cmd {
     /// CPI stacks over time: the reference's, FMT's, sFMT's and POWER5's stack
     /// over each interval of `--interval` instructions, read from the same runs
     /// as `stacks` at instruction boundaries, and each method's error per
-    /// interval. Writes `phases.csv`, `phases.json` and `phases.svg`.
+    /// interval. Writes `phases.csv`, `phases.json`, `phases.svg` and an `index.html`.
     Phases(cpistack::phases::PhasesArgs),
     /// Write one VCD waveform per scenario of the scenario table (FMT and sFMT),
     /// each with its GTKWave layout, into a directory (`make waves`); open one

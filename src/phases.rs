@@ -60,7 +60,7 @@ pub const MIN_INTERVAL: u64 = 1_000;
 pub const MAX_INTERVALS: u64 = 2_000;
 
 /// Output files of `cpistack phases`.
-pub const OUTPUT_FILES: [&str; 3] = ["phases.csv", "phases.json", "phases.svg"];
+pub const OUTPUT_FILES: [&str; 4] = ["phases.csv", "phases.json", "phases.svg", "index.html"];
 
 /// Header of `phases.csv`.
 pub const CSV_HEADER: &str = "source,kind,interval,first_instruction,instructions,cycles,cpi,method,base,l1i,l2i,itlb,bpred,l1d,l2d,dtlb,longlat,error_pp";
@@ -986,6 +986,109 @@ pub fn svg(p: &Phases) -> String {
     s
 }
 
+/// `index.html`: the chart, the summary and the intervals on one page.
+pub fn html(p: &Phases) -> String {
+    use crate::stacks::output::{esc, machine_html, page_head, WARN_STYLE};
+    let mut s = page_head(&format!("CPI stacks over time: {}", p.name));
+    let what = match p.seed {
+        Some(seed) => format!("workload <code>{}</code> (seed {seed})", esc(&p.name)),
+        None => format!("trace <code>{}</code>", esc(&p.name)),
+    };
+    let _ = writeln!(
+        s,
+        "<h1>CPI stacks over time: {}</h1>\n\
+         <p>The {what}, {} instructions after {} of warm-up, cut into {}, on {}. \
+         Every run of a <code>cpistack stacks</code> study (the real run with FMT, sFMT \
+         and the POWER5-style accountant attached; the idealised runs of the reference \
+         in its standard and inverse orders) is read where the same instruction \
+         commits, every {} instructions. FMT's and sFMT's stack over an interval is the \
+         difference of the unit's global counters between two reads, as a profiler \
+         reads them; the reference's is the difference of the idealised runs' cycles \
+         over the same instructions. A method's error over an interval is the largest \
+         difference, over the components, between its share of the interval's cycles \
+         and the standard-order reference's, in percentage points. Over intervals of a \
+         few memory latencies the reference itself is noisy (a miss's cost moves \
+         across a boundary in one idealised run and not in the next): \
+         docs/accuracy.md.</p>",
+        esc(&p.name),
+        p.instructions,
+        p.warmup,
+        cut(p, &p.interval.to_string()),
+        machine_html(&p.config),
+        p.interval
+    );
+    if !p.saturated.is_empty() {
+        let _ = writeln!(
+            s,
+            "<p {WARN_STYLE}><b>Warning:</b> a local counter saturated in {} \
+             (unit.local_bits = {}): its penalties are understated.</p>",
+            esc(&p.saturated.join(", ")),
+            p.config.unit.local_bits
+        );
+    }
+    s.push_str(
+        "<h2>Error per interval, percentage points</h2>\n<table><tr><th>method</th>\
+         <th>whole run</th><th>mean</th><th>median</th><th>p90</th><th>max</th>\
+         <th>interval of the max</th></tr>\n",
+    );
+    for m in COMPARED {
+        let e = &p.summary[m];
+        let _ = writeln!(
+            s,
+            "<tr><td>{m}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td>\
+             <td>{:.2}</td><td>{}</td></tr>",
+            e.whole_run_pp, e.mean_pp, e.median_pp, e.p90_pp, e.max_pp, e.max_interval
+        );
+    }
+    s.push_str(
+        "</table>\n<h2>Stacks per interval</h2>\n<p>The reference's, FMT's and \
+         sFMT's CPI stacks on one scale (a component below zero is drawn below the \
+         axis), then each method's error per interval; hover over a bar for its \
+         value.</p>\n<div class=\"wide\"><object data=\"phases.svg\" \
+         type=\"image/svg+xml\" aria-label=\"stacks over time\">stacks over time \
+         (phases.svg)</object></div>\n<details><summary>Every interval (shares of \
+         its cycles, %)</summary><table><tr><th>#</th><th>from</th><th>cycles</th>\
+         <th>CPI</th><th>method</th>",
+    );
+    for c in COMPONENTS {
+        let _ = write!(s, "<th>{c}</th>");
+    }
+    s.push_str("<th>error</th></tr>\n");
+    for (k, iv) in p.intervals.iter().enumerate() {
+        for (i, m) in METHODS.iter().enumerate() {
+            if i == 0 {
+                let _ = write!(
+                    s,
+                    "<tr><td rowspan=\"{}\">{k}</td><td rowspan=\"{0}\">{}</td>\
+                     <td rowspan=\"{0}\">{}</td><td rowspan=\"{0}\">{:.3}</td>",
+                    METHODS.len(),
+                    iv.first_instruction,
+                    iv.cycles,
+                    iv.cycles as f64 / iv.instructions as f64
+                );
+            } else {
+                s.push_str("<tr>");
+            }
+            let _ = write!(s, "<td>{m}</td>");
+            for v in iv.stacks[*m] {
+                let _ = write!(s, "<td>{:.1}</td>", 100.0 * v as f64 / iv.cycles as f64);
+            }
+            match iv.errors_pp.get(*m) {
+                Some(e) => {
+                    let _ = writeln!(s, "<td>{e:.2}</td></tr>");
+                }
+                None => s.push_str("<td></td></tr>\n"),
+            }
+        }
+    }
+    s.push_str(
+        "</table></details>\n<p>Files: <a href=\"phases.csv\">phases.csv</a>, \
+         <a href=\"phases.json\">phases.json</a>, <a href=\"phases.svg\">phases.svg</a>.</p>\n\
+         </body></html>\n",
+    );
+    s
+}
+
 /// Writes the outputs of `p` into `dir`.
 pub fn write_all(p: &Phases, dir: &Path) -> Result<()> {
     let json = serde_json::to_string_pretty(p).context("serialising the study")? + "\n";
@@ -993,6 +1096,7 @@ pub fn write_all(p: &Phases, dir: &Path) -> Result<()> {
         ("phases.csv", csv(p)),
         ("phases.json", json),
         ("phases.svg", svg(p)),
+        ("index.html", html(p)),
     ] {
         let path = dir.join(f);
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;

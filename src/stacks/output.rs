@@ -417,7 +417,7 @@ pub fn text(r: &Report) -> String {
 /// The look of a warning paragraph on a page, inline, so that a page
 /// without a warning is byte for byte what it was before warnings existed
 /// (`--check-only` re-renders older reports).
-pub(super) const WARN_STYLE: &str =
+pub(crate) const WARN_STYLE: &str =
     "style=\"background:#fff3cd;border:1px solid #e0b000;padding:0.4em\"";
 
 /// The warning that some stacks come from saturated local counters, or
@@ -508,7 +508,7 @@ pub(crate) fn esc(s: &str) -> String {
 
 /// The head of a report page titled `cpistack: <title>`, with the style
 /// every page shares, up to the opening of its body.
-pub(super) fn page_head(title: &str) -> String {
+pub(crate) fn page_head(title: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>cpistack: {}</title><style>\

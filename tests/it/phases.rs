@@ -185,6 +185,22 @@ fn outputs_are_complete_well_formed_and_the_same_on_any_number_of_threads() {
         svg.matches("<rect x=").count(),
         segments + NCOMP + COMPARED.len()
     );
+    let page = std::fs::read_to_string(d1.join("index.html")).unwrap();
+    assert!(page.contains("<object data=\"phases.svg\""));
+    for m in COMPARED {
+        let e = &one.summary[m];
+        let row = format!(
+            "<tr><td>{m}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td></tr>",
+            e.whole_run_pp, e.mean_pp, e.median_pp, e.p90_pp, e.max_pp, e.max_interval
+        );
+        assert!(page.contains(&row), "{row}");
+    }
+    // every interval and method in the folded table, each with its nine shares
+    assert_eq!(page.matches("<td>reference</td>").count(), 4);
+    // (and sfmt's row in the summary)
+    assert_eq!(page.matches("<td>sfmt</td>").count(), 5);
+    assert_eq!(page.matches("</td></tr>").count(), COMPARED.len() + 4 * METHODS.len());
+    assert!(page.ends_with("</body></html>\n"));
     let t = phases::text(&one);
     assert!(t.starts_with("phases of workload fpmix (seed 1): 20000 instructions after 2000 of warm-up, 4 intervals of 5000\n"), "{t}");
     for m in COMPARED {
