@@ -17,15 +17,19 @@
 //!   that cycle no more. The reference's components over an interval are
 //!   differences of the idealised runs' cycles up to those commits: exactly
 //!   the reference of `stacks`, cut at the boundaries. Summed over the
-//!   intervals, every stack is the whole run's (tested), and each end is
-//!   checked to lie in its boundary's cycle.
+//!   intervals, every stack is the whole run's (tested); each end is checked
+//!   to fall within `retire_width` instructions of its boundary, and a test
+//!   that steps the core by hand pins the cycles.
 //! - **Counters as software reads them.** FMT's and sFMT's stacks over an
 //!   interval are the differences of the `hw` unit's global counters between
 //!   two reads, taken modulo `2^unit.global_bits`, as a profiler unwraps a
 //!   counter that wrapped between its reads: so the counters may be narrow as
-//!   long as no interval takes `2^global_bits` cycles (an interval that does
-//!   is an error). A penalty still held in a row at a boundary is charged in
-//!   the interval in which its row leaves the table.
+//!   long as no counter moves by `2^global_bits` between two reads. An
+//!   interval in which one does is an error: the interval's cycles are
+//!   checked, and every difference is held to a 64-bit twin of the unit
+//!   (a component can move by more than the interval's cycles: a penalty
+//!   still held in a row at a boundary is charged in the interval in which
+//!   its row leaves the table).
 //! - **Methods.** The standard-order reference, the inverse order (its
 //!   distance from the standard order is the reference's own uncertainty),
 //!   FMT, sFMT and the POWER5-style accountant. The naive methods need miss
@@ -417,8 +421,7 @@ fn unwrapped(
     if let Some(k) = (1..NCOMP).find(|&k| s[k] != w[k]) {
         return Err(format!(
             "its `{}` counter moved by {} over the interval, which a counter of \
-             {global_bits} bits read twice sees as {} (unit.global_bits = {global_bits}): give a \
-             shorter --interval or a wider unit.global_bits",
+             {global_bits} bits read twice sees as {} (unit.global_bits = {global_bits})",
             COMPONENTS[k], w[k], s[k]
         ));
     }
@@ -552,12 +555,12 @@ pub fn run_phases(src: &Source, s: &Settings, interval: u64, jobs: usize) -> Res
             }
             stacks.insert(name.into(), reference_stack(order, &runs));
         }
+        let shorter = if interval > MIN_INTERVAL {
+            "a shorter --interval or "
+        } else {
+            ""
+        };
         if gb < 64 && c >> gb != 0 {
-            let shorter = if interval > MIN_INTERVAL {
-                "a shorter --interval or "
-            } else {
-                ""
-            };
             bail!(
                 "{}: interval {k} (instructions {first} to {}) took {c} cycles, more than a \
                  global counter of {gb} bits can count between two reads (unit.global_bits = {gb}): \
@@ -577,7 +580,12 @@ pub fn run_phases(src: &Source, s: &Settings, interval: u64, jobs: usize) -> Res
                 gb,
                 c,
             )
-            .map_err(|e| anyhow::anyhow!("{}: interval {k}: {name}: {e}", src.name()))?;
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: interval {k}: {name}: {e}; give {shorter}a wider unit.global_bits",
+                    src.name()
+                )
+            })?;
             stacks.insert(name.into(), s);
         }
         let mut p5 = [0i64; NCOMP];
@@ -737,7 +745,8 @@ pub fn text(p: &Phases) -> String {
         let r = &iv.stacks["reference"];
         let share = |c: usize| 100.0 * r[c] as f64 / iv.cycles.max(1) as f64;
         // the two largest components but base
-        let mut big: Vec<usize> = (1..NCOMP).filter(|&c| r[c] > 0).collect();
+        // (a share that rounds to 0 % says nothing)
+        let mut big: Vec<usize> = (1..NCOMP).filter(|&c| share(c) >= 0.5).collect();
         big.sort_by_key(|&c| std::cmp::Reverse(r[c]));
         let big: Vec<String> = big
             .iter()
@@ -1069,7 +1078,8 @@ pub fn html(p: &Phases) -> String {
             } else {
                 s.push_str("<tr>");
             }
-            let _ = write!(s, "<td>{m}</td>");
+            // left-aligned as the page's first column is
+            let _ = write!(s, "<td style=\"text-align:left\">{m}</td>");
             for v in iv.stacks[*m] {
                 let _ = write!(s, "<td>{:.1}</td>", 100.0 * v as f64 / iv.cycles as f64);
             }
@@ -1119,8 +1129,9 @@ pub struct PhasesArgs {
     /// Instructions committed before counting starts.
     #[arg(long, default_value_t = 200_000)]
     pub warmup: u64,
-    /// Instructions per interval (the last interval takes what is left), at
-    /// least 1000; at most 2000 intervals.
+    /// Instructions per interval, at least 1000; at most 2000 intervals. The
+    /// last interval takes what is left, and a remainder of fewer than 1000
+    /// instructions joins it.
     #[arg(long, default_value_t = 50_000)]
     pub interval: u64,
     /// Seed of the synthetic workload.
@@ -1274,8 +1285,7 @@ mod tests {
         assert_eq!(
             e,
             "its `l2d` counter moved by 300 over the interval, which a counter of 8 bits read \
-             twice sees as 44 (unit.global_bits = 8): give a shorter --interval or a wider \
-             unit.global_bits"
+             twice sees as 44 (unit.global_bits = 8)"
         );
         // without the twin the narrow reading is all there is
         assert_eq!(unwrapped((&a, &b), None, 8, 200).unwrap()[6], 44);

@@ -196,10 +196,38 @@ fn outputs_are_complete_well_formed_and_the_same_on_any_number_of_threads() {
         assert!(page.contains(&row), "{row}");
     }
     // every interval and method in the folded table, each with its nine shares
-    assert_eq!(page.matches("<td>reference</td>").count(), 4);
-    // (and sfmt's row in the summary)
-    assert_eq!(page.matches("<td>sfmt</td>").count(), 5);
-    assert_eq!(page.matches("</td></tr>").count(), COMPARED.len() + 4 * METHODS.len());
+    let cell = |m: &str| format!("<td style=\"text-align:left\">{m}</td>");
+    assert_eq!(page.matches(&cell("reference")).count(), 4);
+    assert_eq!(page.matches(&cell("sfmt")).count(), 4);
+    // the first interval's rows: its four cells over the five methods, then
+    // each method's nine shares of its cycles and its error
+    let iv = &one.intervals[0];
+    let mut want = format!(
+        "<tr><td rowspan=\"5\">0</td><td rowspan=\"5\">0</td><td rowspan=\"5\">{}</td><td rowspan=\"5\">{:.3}</td>",
+        iv.cycles,
+        iv.cycles as f64 / iv.instructions as f64
+    );
+    for (i, m) in METHODS.iter().enumerate() {
+        if i > 0 {
+            want.push_str("<tr>");
+        }
+        want.push_str(&cell(m));
+        for v in iv.stacks[*m] {
+            want.push_str(&format!(
+                "<td>{:.1}</td>",
+                100.0 * v as f64 / iv.cycles as f64
+            ));
+        }
+        match iv.errors_pp.get(*m) {
+            Some(e) => want.push_str(&format!("<td>{e:.2}</td></tr>\n")),
+            None => want.push_str("<td></td></tr>\n"),
+        }
+    }
+    assert!(page.contains(&want), "{want}");
+    assert_eq!(
+        page.matches("</td></tr>").count(),
+        COMPARED.len() + 4 * METHODS.len()
+    );
     assert!(page.ends_with("</body></html>\n"));
     let t = phases::text(&one);
     assert!(t.starts_with("phases of workload fpmix (seed 1): 20000 instructions after 2000 of warm-up, 4 intervals of 5000\n"), "{t}");
