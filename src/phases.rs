@@ -45,8 +45,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::stacks::{
-    cfg_with, error_pp, ideal_name, order_masks, reference_stack, Mask, Power5, Settings, Source,
-    Stack, COMPONENTS, INVERSE_ORDER, NCOMP, STANDARD_ORDER,
+    cfg_with, counters_stack, error_pp, ideal_name, masks_of, order_masks, reference_stack, Mask,
+    Power5, Settings, Source, Stack, COMPONENTS, INVERSE_ORDER, NCOMP, STANDARD_ORDER,
 };
 
 /// Methods of a phase study, the standard-order reference first.
@@ -129,7 +129,7 @@ impl Clock {
     }
 }
 
-/// An idealised run's boundaries.
+/// An idealised run's boundaries (its start first).
 struct IdealSampler {
     clock: Clock,
     marks: Vec<Mark>,
@@ -144,7 +144,7 @@ impl Consumer for IdealSampler {
     }
 }
 
-/// What the real run reads at a boundary.
+/// What the real run reads at a boundary (and at its start).
 #[derive(Clone, Copy, Debug)]
 struct RealMark {
     at: Mark,
@@ -152,7 +152,8 @@ struct RealMark {
     sfmt: Counters,
     /// The twins' counters (FMT, sFMT), when the units are narrower than 64 bits.
     wide: Option<[Counters; 2]>,
-    power5: [u64; NCOMP],
+    /// The POWER5-style stack so far.
+    power5: Stack,
 }
 
 /// The real run: both units and the POWER5-style accountant, read at every
@@ -180,7 +181,7 @@ impl RealSampler {
                 .wide
                 .as_ref()
                 .map(|[f, s]| [f.view().counters, s.view().counters]),
-            power5: self.power5.charged,
+            power5: self.power5.stack(),
         }
     }
 }
@@ -232,12 +233,13 @@ fn run_job(src: &Source, s: &Settings, interval: u64, mask: Mask) -> Result<Outc
     let cfg = cfg_with(&s.cfg, mask);
     let mut core = src.core(&cfg)?;
     core.set_warmup(s.warmup);
-    let cap = (s.instructions / interval + 1) as usize;
+    let cap = (intervals_of(s.instructions, interval) + 1) as usize;
     if mask != 0 {
         let mut smp = IdealSampler {
             clock: Clock::new(s.instructions, interval),
             marks: Vec::with_capacity(cap),
         };
+        smp.marks.push(smp.clock.now);
         core.run(s.instructions, &mut [&mut smp])?;
         check_clock(src, &smp.clock, core.stats())?;
         // the run's end closes the last interval
@@ -267,6 +269,8 @@ fn run_job(src: &Source, s: &Settings, interval: u64, mask: Mask) -> Result<Outc
         power5: Power5::new(),
         marks: Vec::with_capacity(cap),
     };
+    let start = smp.read();
+    smp.marks.push(start);
     core.run(s.instructions, &mut [&mut smp])?;
     check_clock(src, &smp.clock, core.stats())?;
     let last = smp.read();
@@ -340,19 +344,6 @@ pub struct Phases {
     pub seconds: f64,
 }
 
-/// The idealisation sets the two orders need (0 is the real run).
-fn masks() -> Vec<Mask> {
-    let mut out: Vec<Mask> = Vec::new();
-    for order in [&STANDARD_ORDER, &INVERSE_ORDER] {
-        for m in order_masks(order) {
-            if !out.contains(&m) {
-                out.push(m);
-            }
-        }
-    }
-    out
-}
-
 /// A unit's stack over one interval from its counters at the two ends, as
 /// software unwraps them: each difference modulo `2^global_bits`.
 fn counter_stack(
@@ -366,30 +357,28 @@ fn counter_stack(
     } else {
         (1u64 << global_bits) - 1
     };
-    let d = |c: Counter| b.get(c).wrapping_sub(a.get(c)) & mask;
-    if d(Counter::Cycles) != cycles {
+    let mut d = Counters::default();
+    for c in Counter::ALL {
+        d.value[c.idx()] = b.get(c).wrapping_sub(a.get(c)) & mask;
+    }
+    if d.get(Counter::Cycles) != cycles {
         return Err(format!(
             "its cycles counter moved by {} over the interval, the core counted {cycles}",
-            d(Counter::Cycles)
+            d.get(Counter::Cycles)
         ));
     }
-    let mut s = [0i64; NCOMP];
-    for (k, &c) in Counter::COMPONENTS.iter().enumerate() {
-        s[k + 1] = d(c) as i64;
-    }
-    s[0] = cycles as i64 - s[1..].iter().sum::<i64>();
-    Ok(s)
+    Ok(counters_stack(&d))
 }
 
-/// The first interval whose end in `marks` is not where it must be: in the
-/// cycle in which its boundary's instruction commits (at most `width - 1`
-/// more commit with it), the last one at the run's end; `Some(len)` when
-/// there are too few ends.
-fn misplaced_end(marks: &[Mark], instructions: u64, interval: u64, width: u64) -> Option<usize> {
+/// The first interval whose end in `ends` (a run's marks after its start)
+/// is not where it must be: in the cycle in which its boundary's
+/// instruction commits (at most `width - 1` more commit with it), the last
+/// one at the run's end; `Some(len)` when there are too few ends.
+fn misplaced_end(ends: &[Mark], instructions: u64, interval: u64, width: u64) -> Option<usize> {
     let n = intervals_of(instructions, interval) as usize;
     (0..n)
         .find(|&k| {
-            let Some(m) = marks.get(k) else {
+            let Some(m) = ends.get(k) else {
                 return true;
             };
             if k + 1 == n {
@@ -399,7 +388,7 @@ fn misplaced_end(marks: &[Mark], instructions: u64, interval: u64, width: u64) -
                 !(b..b + width).contains(&m.instructions)
             }
         })
-        .or((marks.len() > n).then_some(n))
+        .or((ends.len() > n).then_some(n))
 }
 
 /// A unit's stack over one interval from its `global_bits`-wide counters
@@ -456,7 +445,7 @@ fn summarise(errors: &[f64], whole_run_pp: f64) -> ErrorSummary {
 pub fn run_phases(src: &Source, s: &Settings, interval: u64, jobs: usize) -> Result<Phases> {
     check_interval(s.instructions, interval)?;
     let start = std::time::Instant::now();
-    let masks = masks();
+    let masks = masks_of([&STANDARD_ORDER, &INVERSE_ORDER]);
     let bar =
         crate::stacks::progress_bar("phases [{bar:40}] {pos}/{len} runs ({elapsed}, eta {eta})");
     bar.set_length(masks.len() as u64);
@@ -489,22 +478,22 @@ pub fn run_phases(src: &Source, s: &Settings, interval: u64, jobs: usize) -> Res
     }
     let real = real.expect("mask 0 is the real run");
     let st = &real.stats;
-    let ends: Vec<Mark> = real.marks.iter().map(|m| m.at).collect();
+    let marks: Vec<Mark> = real.marks.iter().map(|m| m.at).collect();
     let width = s.cfg.core.retire_width as u64;
-    if let Some(k) = misplaced_end(&ends, s.instructions, interval, width) {
+    if let Some(k) = misplaced_end(&marks[1..], s.instructions, interval, width) {
         bail!(
             "{}: the real run ended interval {k} after {} instructions (a bug of the study)",
             src.name(),
-            ends.get(k).map_or(0, |m| m.instructions)
+            marks.get(k + 1).map_or(0, |m| m.instructions)
         );
     }
     for (&m, (marks, digest)) in &ideal {
-        if let Some(k) = misplaced_end(marks, s.instructions, interval, width) {
+        if let Some(k) = misplaced_end(&marks[1..], s.instructions, interval, width) {
             bail!(
                 "{}: the idealised run ({}) ended interval {k} after {} instructions (a bug of the study)",
                 src.name(),
                 ideal_name(m),
-                marks.get(k).map_or(0, |m| m.instructions)
+                marks.get(k + 1).map_or(0, |m| m.instructions)
             );
         }
         if *digest != real.digest {
@@ -519,26 +508,28 @@ pub fn run_phases(src: &Source, s: &Settings, interval: u64, jobs: usize) -> Res
     let gb = s.cfg.unit.global_bits;
     // the interval cycles of every run, by mask (0: the real run)
     let per_interval = |marks: &[Mark]| -> Vec<u64> {
-        let mut prev = 0;
         marks
-            .iter()
-            .map(|m| {
-                let c = m.cycles - prev;
-                prev = m.cycles;
-                c
-            })
+            .windows(2)
+            .map(|w| w[1].cycles - w[0].cycles)
             .collect()
     };
     let mut run_cycles: BTreeMap<Mask, Vec<u64>> = BTreeMap::new();
-    run_cycles.insert(0, per_interval(&ends));
+    run_cycles.insert(0, per_interval(&marks));
     for (&m, (marks, _)) in &ideal {
         run_cycles.insert(m, per_interval(marks));
     }
-    let mut intervals = Vec::with_capacity(ends.len());
+    let shorter = if interval > MIN_INTERVAL {
+        "a shorter --interval or "
+    } else {
+        ""
+    };
+    let count = marks.len() - 1;
+    let mut intervals = Vec::with_capacity(count);
     let mut first = 0;
-    let real_cycles = run_cycles[&0].clone();
-    for (k, &c) in real_cycles.iter().enumerate() {
-        let n = if k + 1 == ends.len() {
+    for (k, ab) in real.marks.windows(2).enumerate() {
+        let (a, b) = (&ab[0], &ab[1]);
+        let c = b.at.cycles - a.at.cycles;
+        let n = if k + 1 == count {
             st.instructions - first
         } else {
             interval
@@ -555,11 +546,6 @@ pub fn run_phases(src: &Source, s: &Settings, interval: u64, jobs: usize) -> Res
             }
             stacks.insert(name.into(), reference_stack(order, &runs));
         }
-        let shorter = if interval > MIN_INTERVAL {
-            "a shorter --interval or "
-        } else {
-            ""
-        };
         if gb < 64 && c >> gb != 0 {
             bail!(
                 "{}: interval {k} (instructions {first} to {}) took {c} cycles, more than a \
@@ -569,18 +555,10 @@ pub fn run_phases(src: &Source, s: &Settings, interval: u64, jobs: usize) -> Res
                 first + n
             );
         }
-        let (a, b) = (k.checked_sub(1).map(|j| &real.marks[j]), &real.marks[k]);
         for (j, name) in ["fmt", "sfmt"].into_iter().enumerate() {
-            let zero = Counters::default();
             let get = |m: &RealMark| [m.fmt, m.sfmt][j];
             let wide = |m: &RealMark| m.wide.map(|w| w[j]);
-            let s = unwrapped(
-                (&a.map_or(zero, get), &get(b)),
-                a.map_or(Some(zero), wide).zip(wide(b)),
-                gb,
-                c,
-            )
-            .map_err(|e| {
+            let s = unwrapped((&get(a), &get(b)), wide(a).zip(wide(b)), gb, c).map_err(|e| {
                 anyhow::anyhow!(
                     "{}: interval {k}: {name}: {e}; give {shorter}a wider unit.global_bits",
                     src.name()
@@ -588,11 +566,11 @@ pub fn run_phases(src: &Source, s: &Settings, interval: u64, jobs: usize) -> Res
             })?;
             stacks.insert(name.into(), s);
         }
-        let mut p5 = [0i64; NCOMP];
-        for (j, v) in p5.iter_mut().enumerate().skip(1) {
-            *v = (b.power5[j] - a.map_or(0, |a| a.power5[j])) as i64;
+        // a stack so far is linear in its counts: the interval's is the difference
+        let mut p5 = b.power5;
+        for (x, y) in p5.iter_mut().zip(&a.power5) {
+            *x -= y;
         }
-        p5[0] = c as i64 - p5[1..].iter().sum::<i64>();
         stacks.insert("power5".into(), p5);
         let reference = stacks["reference"];
         let errors_pp = COMPARED

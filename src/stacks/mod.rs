@@ -231,6 +231,20 @@ pub(crate) fn order_masks(order: &[Comp; 8]) -> [Mask; 9] {
     out
 }
 
+/// Every idealisation set the `orders` need (0 is the real run), each once,
+/// in order of first need.
+pub(crate) fn masks_of<'a>(orders: impl IntoIterator<Item = &'a [Comp; 8]>) -> Vec<Mask> {
+    let mut out: Vec<Mask> = Vec::new();
+    for order in orders {
+        for m in order_masks(order) {
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+    }
+    out
+}
+
 /// One run of a study.
 #[derive(Clone, Debug)]
 struct Job {
@@ -511,7 +525,7 @@ pub(crate) fn ideal_name(m: Mask) -> String {
     }
 }
 
-fn counters_stack(c: &events::Counters) -> Stack {
+pub(crate) fn counters_stack(c: &events::Counters) -> Stack {
     let mut s = [0i64; NCOMP];
     for (k, &ctr) in Counter::COMPONENTS.iter().enumerate() {
         s[k + 1] = c.get(ctr) as i64;
@@ -750,14 +764,7 @@ pub fn run_study_reusing(
     reuse: &IdealRuns,
 ) -> Result<Report> {
     let start = std::time::Instant::now();
-    let mut masks: Vec<Mask> = Vec::new();
-    for (_, order) in &ORDERS {
-        for m in order_masks(order) {
-            if !masks.contains(&m) {
-                masks.push(m);
-            }
-        }
-    }
+    let masks = masks_of(ORDERS.iter().map(|(_, o)| o));
     // long runs first (traces, then real runs), for a balanced schedule
     let mut work: Vec<Job> = Vec::new();
     let mut ideal: Vec<BTreeMap<Mask, IdealRun>> = vec![BTreeMap::new(); sources.len()];
