@@ -165,7 +165,7 @@ clean:
 ## stacks-smoke: `cpistack stacks` end to end on a few workloads and few
 ## instructions, then the output checker (CSV columns, JSON summary, SVG XML, HTML,
 ## and the numbers of the files agreeing with each other); `cpistack sweep` and
-## `cpistack phases` end to end, and their refusals.
+## `cpistack phases` and `cpistack multiplex` end to end, and their refusals.
 stacks-smoke: release
 	$(BIN) stacks --workloads balanced,icache,mlp,branchy --traces $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz --instructions 40000 --warmup 20000 --out target/stacks-smoke > /dev/null
 	$(BIN) stacks --check-only --out target/stacks-smoke
@@ -186,18 +186,29 @@ stacks-smoke: release
 	grep -q '<object data="phases.svg"' target/phases-smoke/index.html
 	! $(BIN) phases --workload mlp --instructions 45000 --interval 999 --out target/phases-bad 2>/dev/null
 	test ! -e target/phases-bad
+	@# multiplexed counters: two workloads (2 bases x 2 slices x 3 counts x 2 orders = 24 set-ups, 3 methods), then a count the unit cannot have
+	rm -rf target/multiplex-smoke
+	$(BIN) multiplex --workloads mlp,chase --instructions 40000 --warmup 5000 --slices 1000,2000 --schedules 4 --out target/multiplex-smoke > target/multiplex-smoke.txt
+	grep -q '^workloads (2): mlp, chase$$' target/multiplex-smoke.txt
+	test "$$(wc -l < target/multiplex-smoke/multiplex.csv)" = 145
+	test "$$(wc -l < target/multiplex-smoke/multiplex-summary.csv)" = 73
+	! $(BIN) multiplex --workloads mlp --counters 9 --out target/multiplex-bad 2>/dev/null
+	test ! -e target/multiplex-bad
 
 ## paper: the paper's evaluation (section 5.2, Figures 4, 6, 9, 11, 12, Table 1)
 ## on the whole synthetic suite and both shared ChampSim traces into report/:
 ## 3 M instructions after 1 M of warm-up per run, 18 runs per workload or trace
 ## (about 2 minutes on a 2-vCPU AMD EPYC, after the release build); then,
 ## beyond the paper, each trace's stacks over time, in intervals of 100 k
-## instructions, into report/phases/xz/ and report/phases/sqlite3/.
+## instructions, into report/phases/xz/ and report/phases/sqlite3/; and the
+## global counters multiplexed over fewer physical counters (Azimi et al.), on
+## the suite and both traces, into report/multiplex/.
 paper: release
 	$(BIN) stacks --workloads all --traces $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz,$(TRACES)/sqlite3_x86_skip100M_13M.champsimtrace.xz --instructions 3000000 --warmup 1000000 --out report
 	$(BIN) stacks --workloads limits --instructions 3000000 --warmup 1000000 --out report/limits
 	$(BIN) phases --trace $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz --instructions 3000000 --warmup 1000000 --interval 100000 --out report/phases/xz
 	$(BIN) phases --trace $(TRACES)/sqlite3_x86_skip100M_13M.champsimtrace.xz --instructions 3000000 --warmup 1000000 --interval 100000 --out report/phases/sqlite3
+	$(BIN) multiplex --workloads all --traces $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz,$(TRACES)/sqlite3_x86_skip100M_13M.champsimtrace.xz --instructions 3000000 --warmup 1000000 --out report/multiplex
 
 ## sweep: beyond the paper: the stacks study on variants of the machine, one key
 ## varied at a time (ROB, load/store queue, frontend depth, memory latency, a

@@ -11,6 +11,7 @@ pub mod check;
 pub mod console;
 pub mod failwaves;
 pub mod fuzz;
+pub mod multiplex;
 pub mod paths;
 pub mod phases;
 pub mod report;

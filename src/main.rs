@@ -60,6 +60,13 @@ enum Cmd {
     /// as `stacks` at instruction boundaries, and each method's error per
     /// interval. Writes `phases.csv`, `phases.json`, `phases.svg` and an `index.html`.
     Phases(cpistack::phases::PhasesArgs),
+    /// FMT's, sFMT's and POWER5's global counters time-multiplexed over fewer
+    /// physical counters (Azimi et al.): groups of components take turns in
+    /// slices of cycles or instructions, each count scaled by the cycles its
+    /// group counted. How far does each stack move from the full counters'
+    /// and from the simulation reference? Writes `multiplex.csv`,
+    /// `multiplex-summary.csv`, `multiplex.json` and `multiplex.svg`.
+    Multiplex(cpistack::multiplex::MultiplexArgs),
     /// Write one VCD waveform per scenario of the scenario table (FMT and sFMT),
     /// each with its GTKWave layout, into a directory (`make waves`); open one
     /// with `cd DIR && gtkwave NAME.gtkw`.
@@ -275,6 +282,7 @@ fn main() -> ExitCode {
         Cmd::Stacks(a) => cpistack::stacks::cmd(a),
         Cmd::Sweep(a) => cpistack::stacks::sweep::cmd(a),
         Cmd::Phases(a) => cpistack::phases::cmd(a),
+        Cmd::Multiplex(a) => cpistack::multiplex::cmd(a),
         Cmd::Waves(a) => cpistack::waves::cmd(a),
     };
     match r {

@@ -45,8 +45,9 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::stacks::{
-    cfg_with, counters_stack, error_pp, ideal_name, masks_of, order_masks, reference_stack, Mask,
-    Power5, Settings, Source, Stack, COMPONENTS, INVERSE_ORDER, NCOMP, STANDARD_ORDER,
+    cfg_with, counters_stack, error_pp, ideal_name, masks_of, order_masks, reference_stack,
+    same_stream, Mask, Power5, Settings, Source, Stack, COMPONENTS, INVERSE_ORDER, NCOMP,
+    STANDARD_ORDER,
 };
 
 /// Methods of a phase study, the standard-order reference first.
@@ -395,7 +396,7 @@ fn misplaced_end(ends: &[Mark], instructions: u64, interval: u64, width: u64) ->
 /// at the two ends (`narrow`), checked against its 64-bit twin's (`wide`,
 /// when there is one): a counter that moved by `2^global_bits` or more
 /// between the two reads is an error naming it, not a wrong number.
-fn unwrapped(
+pub(crate) fn unwrapped(
     narrow: (&Counters, &Counters),
     wide: Option<(Counters, Counters)>,
     global_bits: u32,
@@ -496,14 +497,7 @@ pub fn run_phases(src: &Source, s: &Settings, interval: u64, jobs: usize) -> Res
                 marks.get(k + 1).map_or(0, |m| m.instructions)
             );
         }
-        if *digest != real.digest {
-            bail!(
-                "{}: the idealised run ({}) committed other instructions than the real run (stream digest {digest:#018x} against {:#018x}): the reference would compare two programs",
-                src.name(),
-                ideal_name(m),
-                real.digest
-            );
-        }
+        same_stream(src, m, *digest, real.digest)?;
     }
     let gb = s.cfg.unit.global_bits;
     // the interval cycles of every run, by mask (0: the real run)
@@ -643,7 +637,7 @@ pub fn check_interval(instructions: u64, interval: u64) -> Result<()> {
 /// Decimals that show every multiple of the axis step `step` (a
 /// [`nice_step`](crate::stacks::output::svg::nice_step): 1, 2, 2.5 or 5 times
 /// a power of ten): `0.25` takes 2, `5` takes 0.
-fn decimals_of(step: f64) -> usize {
+pub(crate) fn decimals_of(step: f64) -> usize {
     (0..6)
         .find(|&d| {
             let scaled = step * 10f64.powi(d);
@@ -653,7 +647,7 @@ fn decimals_of(step: f64) -> usize {
 }
 
 /// `1500000` as `1.5M`, `250000` as `250k`.
-fn si(n: u64) -> String {
+pub(crate) fn si(n: u64) -> String {
     let f = |x: f64, u: &str| {
         let t = format!("{x:.2}");
         let t = t.trim_end_matches('0').trim_end_matches('.');
@@ -1125,30 +1119,47 @@ pub struct PhasesArgs {
     pub machine: crate::run::MachineArgs,
 }
 
+/// The source of a one-source study (`phases`, `multiplex`): the trace,
+/// when one is given (a regular file, since every run of the study reads it
+/// again, and none of the study's outputs in `out`), else the workload.
+pub(crate) fn one_source(
+    trace: Option<&Path>,
+    workload: &str,
+    seed: u64,
+    out: &Path,
+    files: &[&str],
+) -> Result<Source> {
+    let Some(t) = trace else {
+        return Source::workload(workload, seed);
+    };
+    match std::fs::metadata(t) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            bail!("--trace: {}: no such file", t.display())
+        }
+        Err(e) => bail!("--trace: {}: {e}", t.display()),
+        Ok(m) if !m.is_file() => bail!(
+            "--trace: {}: not a regular file; each run of the study reads the trace again, so give a file",
+            t.display()
+        ),
+        Ok(_) => {}
+    }
+    for f in files {
+        crate::paths::refuse_overwrite(t, &out.join(f), "--out")?;
+    }
+    Ok(Source::Trace(t.to_path_buf()))
+}
+
 /// `cpistack phases`.
 pub fn cmd(args: &PhasesArgs) -> Result<()> {
     check_interval(args.instructions, args.interval)?;
     let cfg = args.machine.build()?;
-    let src = match &args.trace {
-        Some(t) => {
-            match std::fs::metadata(t) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    bail!("--trace: {}: no such file", t.display())
-                }
-                Err(e) => bail!("--trace: {}: {e}", t.display()),
-                Ok(m) if !m.is_file() => bail!(
-                    "--trace: {}: not a regular file; each run of the study reads the trace again, so give a file",
-                    t.display()
-                ),
-                Ok(_) => {}
-            }
-            for f in OUTPUT_FILES {
-                crate::paths::refuse_overwrite(t, &args.out.join(f), "--out")?;
-            }
-            Source::Trace(t.clone())
-        }
-        None => Source::workload(&args.workload, args.seed)?,
-    };
+    let src = one_source(
+        args.trace.as_deref(),
+        &args.workload,
+        args.seed,
+        &args.out,
+        &OUTPUT_FILES,
+    )?;
     for f in OUTPUT_FILES {
         args.machine.refuse_overwrite(&args.out.join(f), "--out")?;
     }

@@ -18,7 +18,7 @@ pub(crate) mod output;
 pub mod sweep;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use events::{Counter, CounterUnit, Variant};
@@ -633,6 +633,19 @@ pub fn penalties_of(
         .collect()
 }
 
+/// Refuses an idealised run (`m`) that committed other instructions than the
+/// real run: its stream digest ([`sim::Core::stream_digest`]) differs.
+pub(crate) fn same_stream(src: &Source, m: Mask, digest: u64, real: u64) -> Result<()> {
+    if digest != real {
+        bail!(
+            "{}: the idealised run ({}) committed other instructions than the real run (stream digest {digest:#018x} against {real:#018x}): the reference would compare two programs",
+            src.name(),
+            ideal_name(m),
+        );
+    }
+    Ok(())
+}
+
 /// Max over components of |share_m - share_ref| in percentage points.
 pub fn error_pp(m: &Stack, reference: &Stack, cycles: u64) -> f64 {
     let t = cycles.max(1) as f64;
@@ -664,14 +677,7 @@ fn study(
         }
         // ... and the same instructions, in the same order, with the same
         // branch outcomes and addresses, warm-up included
-        if digest != real.digest {
-            bail!(
-                "{}: the idealised run ({}) committed other instructions than the real run (stream digest {digest:#018x} against {:#018x}): the reference would compare two programs",
-                src.name(),
-                ideal_name(m),
-                real.digest
-            );
-        }
+        same_stream(src, m, digest, real.digest)?;
     }
     let ideal_runs: BTreeMap<String, u64> = ideal
         .iter()
@@ -889,7 +895,7 @@ pub struct StacksArgs {
 
 /// One name of the `--traces` list; an empty one (`a,,b`, a trailing comma)
 /// is refused as such.
-fn trace_path(s: &str) -> std::result::Result<PathBuf, String> {
+pub(crate) fn trace_path(s: &str) -> std::result::Result<PathBuf, String> {
     if s.is_empty() {
         return Err("an empty name in the list (two commas in a row, or one at an end)".into());
     }
@@ -898,14 +904,34 @@ fn trace_path(s: &str) -> std::result::Result<PathBuf, String> {
 
 /// The sources `--workloads` and `--traces` name.
 pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
+    let given: Vec<(&str, &PathBuf)> = args
+        .traces
+        .iter()
+        .map(|t| ("--traces", t))
+        .chain(args.trace.iter().map(|t| ("--trace", t)))
+        .collect();
+    sources_of(&args.workloads, &given, args.seed, &args.out, &OUTPUT_FILES)
+}
+
+/// The sources of a study of several (`stacks`, `multiplex`): the
+/// `--workloads` list (`all`, `limits`, `none` or names) seeded `seed`, then
+/// the traces, each with the option that gave it. A trace must be a regular
+/// file whose name a CSV field can hold, must not be one of the study's
+/// output `files` in `out`, and no two sources may share a name.
+pub(crate) fn sources_of(
+    workloads: &str,
+    traces: &[(&str, &PathBuf)],
+    seed: u64,
+    out_dir: &Path,
+    files: &[&str],
+) -> Result<Vec<Source>> {
     let mut out = Vec::new();
-    let items: Vec<&str> = args.workloads.split(',').map(str::trim).collect();
+    let items: Vec<&str> = workloads.split(',').map(str::trim).collect();
     // `a,,b` or a comma at an end is a slip, refused as `--traces` refuses it
     if items.iter().any(|w| w.is_empty()) {
         bail!(
-            "--workloads `{}`: an empty name in the list (two commas in a row, one at an end, \
-             or nothing at all; `none` runs no workload)",
-            args.workloads
+            "--workloads `{workloads}`: an empty name in the list (two commas in a row, one at an end, \
+             or nothing at all; `none` runs no workload)"
         );
     }
     let sets = match items[..] {
@@ -915,16 +941,17 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
         _ => None,
     };
     match sets {
-        Some(specs) => out.extend(specs.into_iter().map(|spec| Source::Workload {
-            spec,
-            seed: args.seed,
-        })),
+        Some(specs) => out.extend(
+            specs
+                .into_iter()
+                .map(|spec| Source::Workload { spec, seed }),
+        ),
         None => {
             for &w in &items {
                 if ["all", "limits", "none"].contains(&w) {
                     bail!("--workloads: `{w}` stands for a set of its own and cannot be listed with names (give `{w}` alone, or the names)");
                 }
-                let s = Source::workload(w, args.seed)?;
+                let s = Source::workload(w, seed)?;
                 // a study is named by its source: a second one would repeat
                 // the first in every output and count twice in the averages
                 if out.iter().any(|o: &Source| o.name() == s.name()) {
@@ -934,12 +961,7 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
             }
         }
     }
-    let given = args
-        .traces
-        .iter()
-        .map(|t| ("--traces", t))
-        .chain(args.trace.iter().map(|t| ("--trace", t)));
-    for (opt, t) in given {
+    for &(opt, t) in traces {
         // each study reads its trace once per run (18 runs): a pipe or a
         // device could be read only once
         match std::fs::metadata(t) {
@@ -964,8 +986,8 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
                 s.name()
             );
         }
-        for f in OUTPUT_FILES {
-            crate::paths::refuse_overwrite(t, &args.out.join(f), "--out")?;
+        for f in files {
+            crate::paths::refuse_overwrite(t, &out_dir.join(f), "--out")?;
         }
         // one file twice (under another name, a link) would count twice in
         // the averages

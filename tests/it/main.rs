@@ -3,6 +3,7 @@ mod charts;
 mod contract;
 mod fuzz;
 mod inputs;
+mod multiplex;
 mod phases;
 mod props;
 mod rules;
