@@ -36,13 +36,12 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use events::{Consumer, CounterUnit, Counters, CycleEvents, Variant};
+use events::{Consumer, Counter, CounterUnit, Counters, CycleEvents, Variant};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::phases::unwrapped;
 use crate::stacks::{
     cfg_with, counters_stack, error_pp, ideal_name, order_masks, reference_stack, same_stream,
     Mask, Power5, Settings, Source, Stack, NCOMP, STANDARD_ORDER,
@@ -60,8 +59,9 @@ pub const FEW_ROUNDS: usize = 10;
 /// Fewest cycles or instructions a slice may have.
 pub const MIN_SLICE: u64 = 1_000;
 
-/// Most slices of the smallest length a run may be cut into (each is kept).
-pub const MAX_SLICES: usize = 1_000_000;
+/// Most slices of the smallest length a run may be cut into, per basis
+/// (each is kept until the study is measured: 232 bytes a slice).
+pub const MAX_SLICES: usize = 100_000;
 
 /// Most random schedules a study may draw.
 pub const MAX_SCHEDULES: usize = 10_000;
@@ -132,7 +132,6 @@ struct Read {
     cycles: u64,
     instructions: u64,
     units: [Counters; 2],
-    wide: Option<[Counters; 2]>,
     power5: Stack,
 }
 
@@ -145,18 +144,17 @@ struct Cutter {
     slices: Vec<Slice>,
 }
 
-/// The real run: both units, their 64-bit twins when the units are
-/// narrower, and the POWER5-style accountant, read at every slice end of
+/// The real run: both units (with 64-bit global counters: every slice's
+/// increments exactly; the configured width is checked per set-up, in
+/// [`measure`]) and the POWER5-style accountant, read at every slice end of
 /// both bases.
 struct Sampler {
     units: [hw::Unit; 2],
-    wide: Option<[hw::Unit; 2]>,
     power5: Power5,
-    global_bits: u32,
     cycles: u64,
     instructions: u64,
     cutters: [Cutter; 2],
-    /// The first slice that could not be read (the run goes on; the study stops after it).
+    /// The first slice that could not be kept (the study stops there).
     error: Option<String>,
 }
 
@@ -166,17 +164,12 @@ impl Sampler {
             cycles: self.cycles,
             instructions: self.instructions,
             units: [self.units[0].view().counters, self.units[1].view().counters],
-            wide: self
-                .wide
-                .as_ref()
-                .map(|[f, s]| [f.view().counters, s.view().counters]),
             power5: self.power5.stack(),
         }
     }
 
     /// Ends the current slice of cutter `i` at `now`, if it has a cycle.
     fn cut(&mut self, i: usize, now: Read) {
-        let gb = self.global_bits;
         let c = &mut self.cutters[i];
         let cycles = now.cycles - c.last.cycles;
         if cycles == 0 || self.error.is_some() {
@@ -198,19 +191,23 @@ impl Sampler {
             moved: [[0; NCOMP]; 3],
         };
         for j in 0..2 {
-            let wide = c.last.wide.zip(now.wide).map(|(a, b)| (a[j], b[j]));
-            match unwrapped((&c.last.units[j], &now.units[j]), wide, gb, cycles) {
-                Ok(st) => s.moved[j] = st,
-                Err(e) => {
-                    self.error = Some(format!(
-                        "slice {k} of {} {}: {}: {e}; give a wider unit.global_bits",
-                        c.every,
-                        c.basis.name(),
-                        METHODS[j]
-                    ));
-                    return;
-                }
+            let (a, b) = (&c.last.units[j], &now.units[j]);
+            let mut d = Counters::default();
+            for w in Counter::ALL {
+                d.value[w.idx()] = b.get(w) - a.get(w);
             }
+            if d.get(Counter::Cycles) != cycles {
+                self.error = Some(format!(
+                    "slice {k} of {} {}: {}'s cycles counter moved by {}, the core counted \
+                     {cycles} (a bug of the study)",
+                    c.every,
+                    c.basis.name(),
+                    METHODS[j],
+                    d.get(Counter::Cycles)
+                ));
+                return;
+            }
+            s.moved[j] = counters_stack(&d);
         }
         for (x, (a, b)) in s.moved[2]
             .iter_mut()
@@ -229,11 +226,6 @@ impl Consumer for Sampler {
         for u in &mut self.units {
             u.step(ev);
         }
-        if let Some(w) = &mut self.wide {
-            for u in w {
-                u.step(ev);
-            }
-        }
         self.power5.cycle(ev);
         if !ev.count_enable {
             return;
@@ -248,7 +240,9 @@ impl Consumer for Sampler {
             };
             if now >= c.next {
                 // a slice has at least MIN_SLICE > retire_width instructions:
-                // no cycle ends two
+                // no cycle ends two, and slice k ends in the cycle in which
+                // the count reaches (k+1)·every (so a slice of m·every is m
+                // slices of every, exactly)
                 c.next += c.every;
                 let r = self.read();
                 self.cut(i, r);
@@ -271,30 +265,18 @@ fn real_run(src: &Source, s: &Settings, every: u64) -> Result<RealOut> {
     let cfg = &s.cfg;
     let mut core = src.core(cfg)?;
     core.set_warmup(s.warmup);
-    let p = cfg.unit_params();
-    let wide = events::Params {
+    let p = events::Params {
         global_bits: 64,
-        ..p
+        ..cfg.unit_params()
     };
     let units = [
         hw::Unit::new(p.with_variant(Variant::Fmt))?,
         hw::Unit::new(p.with_variant(Variant::Sfmt))?,
     ];
-    let twins = if p.global_bits < 64 {
-        Some([
-            hw::Unit::new(wide.with_variant(Variant::Fmt))?,
-            hw::Unit::new(wide.with_variant(Variant::Sfmt))?,
-        ])
-    } else {
-        None
-    };
     let start = Read {
         cycles: 0,
         instructions: 0,
         units: [units[0].view().counters, units[1].view().counters],
-        wide: twins
-            .as_ref()
-            .map(|[f, s]| [f.view().counters, s.view().counters]),
         power5: [0; NCOMP],
     };
     let cutter = |basis| Cutter {
@@ -306,20 +288,26 @@ fn real_run(src: &Source, s: &Settings, every: u64) -> Result<RealOut> {
     };
     let mut smp = Sampler {
         units,
-        wide: twins,
         power5: Power5::new(),
-        global_bits: p.global_bits,
         cycles: 0,
         instructions: 0,
         cutters: Basis::ALL.map(cutter),
         error: None,
     };
-    core.run(s.instructions, &mut [&mut smp])?;
+    // `Core::run`, stopping at the first slice that cannot be kept
+    core.set_limit(s.instructions);
+    while core.counted_retired() < s.instructions && !core.finished() {
+        let ev = *core.step()?;
+        smp.cycle(&ev);
+        if let Some(e) = smp.error.take() {
+            bail!("{e}");
+        }
+    }
+    core.finish(s.instructions)?;
     let st = core.stats();
     if smp.cycles != st.cycles || smp.instructions != st.instructions {
         bail!(
-            "{}: the bundles counted {} cycles and {} instructions, the core {} and {}",
-            src.name(),
+            "the bundles counted {} cycles and {} instructions, the core {} and {}",
             smp.cycles,
             smp.instructions,
             st.cycles,
@@ -332,7 +320,7 @@ fn real_run(src: &Source, s: &Settings, every: u64) -> Result<RealOut> {
         smp.cut(i, end);
     }
     if let Some(e) = smp.error {
-        bail!("{}: {e}", src.name());
+        bail!("{e}");
     }
     let mut saturated = Vec::new();
     for (k, u) in METHODS.iter().zip(&smp.units) {
@@ -344,12 +332,11 @@ fn real_run(src: &Source, s: &Settings, every: u64) -> Result<RealOut> {
             saturated.push(k.to_string());
         }
     }
-    // the whole run as `stacks` reads it: from the widest counters there are
-    let whole = |j: usize| match &end.wide {
-        Some(w) => counters_stack(&w[j]),
-        None => counters_stack(&end.units[j]),
-    };
-    let full = [whole(0), whole(1), smp.power5.stack()];
+    let full = [
+        counters_stack(&end.units[0]),
+        counters_stack(&end.units[1]),
+        smp.power5.stack(),
+    ];
     let slices = smp.cutters.map(|c| c.slices);
     for (b, sl) in Basis::ALL.iter().zip(&slices) {
         let mut sum = Slice::default();
@@ -359,9 +346,8 @@ fn real_run(src: &Source, s: &Settings, every: u64) -> Result<RealOut> {
         for (j, m) in METHODS.iter().enumerate() {
             if sum.cycles != st.cycles || sum.moved[j][1..] != full[j][1..] {
                 bail!(
-                    "{}: the {} slices of {every} {} do not add up to the whole run's {m} \
+                    "the {} slices of {every} {} do not add up to the whole run's {m} \
                      counters (a bug of the study)",
-                    src.name(),
                     sl.len(),
                     b.name()
                 );
@@ -375,6 +361,38 @@ fn real_run(src: &Source, s: &Settings, every: u64) -> Result<RealOut> {
         digest: core.stream_digest(),
         saturated,
     })
+}
+
+/// Why slices of the set-up's length cannot be read with `global_bits`-wide
+/// counters: a slice in which the cycles, or a component of FMT or sFMT,
+/// move by `2^global_bits` or more (a counter read at every slice end
+/// cannot be unwrapped then); `None` when every slice can.
+fn too_narrow(slices: &[Slice], global_bits: u32) -> Option<String> {
+    if global_bits >= 64 {
+        return None;
+    }
+    let limit = 1i64 << global_bits;
+    for (k, s) in slices.iter().enumerate() {
+        if s.cycles as i64 >= limit {
+            return Some(format!(
+                "slice {k} takes {} cycles, more than a counter of {global_bits} bits counts \
+                 between two reads (unit.global_bits = {global_bits})",
+                s.cycles
+            ));
+        }
+        for (j, m) in METHODS.iter().enumerate().take(2) {
+            if let Some(c) = (1..NCOMP).find(|&c| s.moved[j][c] >= limit) {
+                return Some(format!(
+                    "{m}'s `{}` moves by {} in slice {k}, more than a counter of \
+                     {global_bits} bits counts between two reads (unit.global_bits = \
+                     {global_bits})",
+                    crate::stacks::COMPONENTS[c],
+                    s.moved[j][c]
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// The groups of `counters` physical counters: component indices into a
@@ -620,6 +638,7 @@ fn measure(
     real: &RealOut,
     reference: &Stack,
     cycles: u64,
+    global_bits: u32,
 ) -> (Vec<Setup>, Vec<String>) {
     let mut setups = Vec::new();
     let mut skipped = Vec::new();
@@ -637,6 +656,10 @@ fn measure(
                     s
                 })
                 .collect();
+            if let Some(why) = too_narrow(&coarse, global_bits) {
+                skipped.push(format!("slices of {g} {}: {why}", b.name()));
+                continue;
+            }
             for &p in &plan.counters {
                 let groups = groups_of(p);
                 let n = coarse.len();
@@ -736,6 +759,7 @@ fn run_job(src: &Source, s: &Settings, g0: u64, m: Mask) -> Result<Outcome> {
 fn study(
     src: &Source,
     plan: &Plan,
+    global_bits: u32,
     masks: &[Mask; 9],
     mut runs: Vec<(Mask, Outcome)>,
 ) -> Result<Study> {
@@ -773,7 +797,7 @@ fn study(
         cycles[at] = c;
     }
     let reference = reference_stack(&STANDARD_ORDER, &cycles);
-    let (setups, skipped) = measure(plan, &real, &reference, st.cycles);
+    let (setups, skipped) = measure(plan, &real, &reference, st.cycles, global_bits);
     let mut stacks = BTreeMap::from([("reference".to_string(), reference)]);
     for (m, full) in METHODS.iter().zip(&real.full) {
         stacks.insert(m.to_string(), *full);
@@ -868,6 +892,14 @@ pub fn run_multiplex(
     jobs: usize,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Report> {
+    let g0 = plan.slices[0];
+    if s.instructions / g0 >= MAX_SLICES as u64 {
+        bail!(
+            "--instructions {} cuts into more than {MAX_SLICES} slices of {g0} instructions: \
+             give a longer smallest --slices or fewer --instructions",
+            s.instructions
+        );
+    }
     let start = std::time::Instant::now();
     let masks = order_masks(&STANDARD_ORDER);
     // traces first, real runs first: the long runs start early
@@ -881,7 +913,6 @@ pub fn run_multiplex(
         .num_threads(jobs.min(total))
         .build()
         .context("starting the worker threads")?;
-    let g0 = plan.slices[0];
     let outcomes: Vec<Result<Outcome>> = pool.install(|| {
         work.par_iter()
             .map(|&(i, m)| {
@@ -901,11 +932,11 @@ pub fn run_multiplex(
     }
     let mut studies = Vec::with_capacity(sources.len());
     for (src, runs) in sources.iter().zip(by_source) {
-        let x = study(src, plan, &masks, runs)?;
+        let x = study(src, plan, s.cfg.unit.global_bits, &masks, runs)?;
         if x.setups.is_empty() {
             bail!(
-                "{}: no set-up has a whole round of slices ({}); give shorter --slices, more \
-                 --counters or more --instructions",
+                "{}: no set-up can be measured ({}); give shorter --slices, more --counters, \
+                 more --instructions or a wider unit.global_bits",
                 x.name,
                 x.skipped.join("; ")
             );
@@ -970,7 +1001,7 @@ pub fn text(r: &Report) -> String {
         .iter()
         .filter_map(|x| {
             let n = x.setups.iter().filter(|u| u.rounds < FEW_ROUNDS).count();
-            (n > 0).then(|| format!("{} ({n})", x.name))
+            (n > 0).then(|| format!("{} ({n} set-up{})", x.name, if n == 1 { "" } else { "s" }))
         })
         .collect();
     if !few.is_empty() {
@@ -1014,7 +1045,7 @@ pub fn text(r: &Report) -> String {
         );
         let _ = writeln!(
             s,
-            "{:<12} {:>6} {:>4} {:<6} | {:>13} {:>13} | {:>13} {:>13} | {:>13} {:>13}",
+            "{:<12} {:>6} {:>4} {:<6} | {:>15} {:>15} | {:>15} {:>15} | {:>15} {:>15}",
             "basis",
             "slice",
             "ctrs",
@@ -1042,7 +1073,7 @@ pub fn text(r: &Report) -> String {
                 let x = m(k);
                 let _ = write!(
                     s,
-                    " | {:>13} {:>13}",
+                    " | {:>15} {:>15}",
                     pair(x.sampling_mean_pp, x.sampling_max_pp),
                     pair(x.error_mean_pp, x.error_max_pp)
                 );
@@ -1442,6 +1473,11 @@ mod tests {
             r.sort_unstable();
             assert_eq!(r, vec![0, 1, 2, 3]);
         }
+        // an order is drawn for each round, not once
+        let mut orders: Vec<&[usize]> = a.chunks(4).collect();
+        orders.sort_unstable();
+        orders.dedup();
+        assert!(orders.len() > 10, "{} distinct orders", orders.len());
         assert_eq!(a, schedule(400, 4, Some(&mut schedule_rng(1, 0))));
         assert_ne!(a, schedule(400, 4, Some(&mut schedule_rng(1, 1))));
         assert_ne!(a, schedule(400, 4, Some(&mut schedule_rng(2, 0))));

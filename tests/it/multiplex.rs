@@ -64,11 +64,10 @@ fn one_group_is_the_full_stack_and_the_full_stacks_are_the_stacks_study() {
                     assert_eq!((v.sampling_max_pp, v.rel_max_pct), (0.0, 0.0));
                     assert_eq!(v.error_max_pp, v.full_error_pp);
                 }
-                assert_eq!(v.first_stack.iter().sum::<i64>(), x.cycles as i64);
-                assert!(v.sampling_mean_pp <= v.sampling_max_pp);
             }
         }
-        // eight groups sample: some set-up of one counter moves FMT's stack
+        // eight groups sample: some set-up of one counter moves FMT's stack,
+        // and the random schedules differ from each other
         assert!(
             x.setups
                 .iter()
@@ -76,28 +75,150 @@ fn one_group_is_the_full_stack_and_the_full_stacks_are_the_stacks_study() {
             "{}",
             x.name
         );
+        assert!(
+            x.setups.iter().any(|u| u.order == "random"
+                && u.methods["fmt"].sampling_mean_pp < u.methods["fmt"].sampling_max_pp),
+            "{}",
+            x.name
+        );
+        for u in &x.setups {
+            assert_eq!(u.rounds, u.slices / u.groups, "{}", x.name);
+            assert_eq!(u.schedules, if u.order == "fixed" { 1 } else { 4 });
+        }
     }
     // the summary: one row per set-up and method, each over the three
     let rows: Vec<_> = r.summary.iter().filter(|x| x.set == "workloads").collect();
     assert_eq!(rows.len(), 16 * METHODS.len());
     assert!(r.summary.iter().all(|x| x.studies == 3));
-    for x in &rows {
-        let per: Vec<f64> = r
+    check_summary(&r);
+}
+
+/// Every summary row recomputed from the studies: means of the means,
+/// maxima of the maxima, the study of the largest sampling error, and only
+/// set-ups every study of the set measured.
+fn check_summary(r: &Report) {
+    for set in ["workloads", "traces"] {
+        let of: Vec<_> = r
             .studies
             .iter()
-            .map(|st| {
-                st.setups
-                    .iter()
-                    .find(|u| {
-                        (u.basis, u.slice, u.counters, &u.order)
-                            == (x.basis, x.slice, x.counters, &x.order)
-                    })
-                    .unwrap()
-                    .methods[&x.method]
-                    .sampling_max_pp
-            })
+            .filter(|x| format!("{}s", x.kind) == set)
             .collect();
-        assert_eq!(x.sampling_max_pp, per.iter().copied().fold(0.0, f64::max));
+        let rows: Vec<_> = r.summary.iter().filter(|x| x.set == set).collect();
+        let mut want = 0;
+        for u in of.first().map_or(&[][..], |x| &x.setups[..]) {
+            let key = (u.basis, u.slice, u.counters, &u.order);
+            let per: Vec<_> = of
+                .iter()
+                .filter_map(|x| {
+                    x.setups
+                        .iter()
+                        .find(|v| (v.basis, v.slice, v.counters, &v.order) == key)
+                        .map(|v| (x.name.as_str(), v))
+                })
+                .collect();
+            let found: Vec<_> = rows
+                .iter()
+                .filter(|x| (x.basis, x.slice, x.counters, &x.order) == key)
+                .collect();
+            if per.len() < of.len() {
+                assert!(
+                    found.is_empty(),
+                    "{set} {key:?}: not measured on every study"
+                );
+                continue;
+            }
+            want += 1;
+            assert_eq!(found.len(), METHODS.len(), "{set} {key:?}");
+            for x in found {
+                let m: Vec<_> = per
+                    .iter()
+                    .map(|(n, v)| (*n, &v.methods[&x.method]))
+                    .collect();
+                let n = m.len() as f64;
+                let mean = |f: &dyn Fn(&multiplex::MethodResult) -> f64| {
+                    m.iter().map(|(_, v)| f(v)).sum::<f64>() / n
+                };
+                let max = |f: &dyn Fn(&multiplex::MethodResult) -> f64| {
+                    m.iter().map(|(_, v)| f(v)).fold(0.0, f64::max)
+                };
+                assert_eq!(x.studies, m.len());
+                assert!((x.full_error_pp - mean(&|v| v.full_error_pp)).abs() < 1e-12);
+                assert!((x.sampling_mean_pp - mean(&|v| v.sampling_mean_pp)).abs() < 1e-12);
+                assert!((x.error_mean_pp - mean(&|v| v.error_mean_pp)).abs() < 1e-12);
+                assert!((x.rel_mean_pct - mean(&|v| v.rel_mean_pct)).abs() < 1e-12);
+                assert_eq!(x.sampling_max_pp, max(&|v| v.sampling_max_pp));
+                assert_eq!(x.error_max_pp, max(&|v| v.error_max_pp));
+                assert_eq!(x.rel_max_pct, max(&|v| v.rel_max_pct));
+                let worst = m
+                    .iter()
+                    .find(|(_, v)| v.sampling_max_pp == x.sampling_max_pp)
+                    .unwrap();
+                assert_eq!(x.sampling_max_study, worst.0);
+            }
+        }
+        assert_eq!(rows.len(), want * METHODS.len(), "{set}");
+    }
+}
+
+/// A set-up some study is too short for is left out of the summary (and
+/// listed by the study), the others are kept.
+#[test]
+fn the_summary_holds_only_set_ups_every_study_measured() {
+    let s = settings(sim::Config::default(), 10_000, 2_000);
+    // balanced runs 10 k instructions in fewer than 8 slices of 2000
+    // cycles, mlp in more; neither makes 8 slices of 2000 instructions
+    let r = report(&["balanced", "mlp"], &s, &plan(&[1, 4], &[2_000], 2), 0);
+    let skipped = |x: &multiplex::Study, what: &str| {
+        x.skipped
+            .iter()
+            .any(|k| k.starts_with(&format!("slices of 2000 {what} with 1 counter:")))
+    };
+    assert!(
+        skipped(&r.studies[0], "cycles"),
+        "{:?}",
+        r.studies[0].skipped
+    );
+    assert!(
+        !skipped(&r.studies[1], "cycles"),
+        "{:?}",
+        r.studies[1].skipped
+    );
+    assert!(r.studies.iter().all(|x| skipped(x, "instructions")));
+    assert!(!r
+        .summary
+        .iter()
+        .any(|x| x.basis == Basis::Cycles && x.counters == 1));
+    assert!(r
+        .summary
+        .iter()
+        .any(|x| x.basis == Basis::Cycles && x.counters == 4));
+    check_summary(&r);
+}
+
+/// A slice of `m·g` is `m` slices of `g`: the set-ups of 5000 are the same
+/// whether the run was read every 1000 or every 5000, on both bases.
+#[test]
+fn a_long_slice_is_the_same_read_in_short_ones() {
+    let s = settings(sim::Config::default(), 60_000, 5_000);
+    let fine = report(
+        &["chase", "icache"],
+        &s,
+        &plan(&[1, 2], &[1_000, 5_000], 3),
+        0,
+    );
+    let coarse = report(&["chase", "icache"], &s, &plan(&[1, 2], &[5_000], 3), 0);
+    for (a, b) in fine.studies.iter().zip(&coarse.studies) {
+        let of = |x: &multiplex::Study| {
+            serde_json::to_value(
+                x.setups
+                    .iter()
+                    .filter(|u| u.slice == 5_000)
+                    .collect::<Vec<_>>(),
+            )
+            .unwrap()
+        };
+        assert_eq!(b.setups.len(), 8, "{}", b.name);
+        assert_eq!(of(a), of(b), "{}", a.name);
     }
 }
 
@@ -134,20 +255,39 @@ fn a_schedule_counts_what_a_reprogrammed_counter_would() {
                     sim::Core::new(&cfg, sim::workloads::Workload::new(&spec, 1)).unwrap();
                 core.set_warmup(warmup);
                 core.set_limit(instructions);
-                let mut unit = hw::Unit::new(cfg.unit_params().with_variant(Variant::Fmt)).unwrap();
-                let mut prev = unit.view().counters;
-                let mut cycles: Vec<(usize, [u64; 8])> = Vec::new();
+                let mut units = [Variant::Fmt, Variant::Sfmt]
+                    .map(|v| hw::Unit::new(cfg.unit_params().with_variant(v)).unwrap());
+                let mut p5 = cpistack::stacks::Power5::new();
+                let read = |u: &[hw::Unit; 2], p5: &cpistack::stacks::Power5| {
+                    let mut r = [[0i64; 8]; 3];
+                    for (j, u) in u.iter().enumerate() {
+                        let c = u.view().counters;
+                        for (k, w) in Counter::COMPONENTS.iter().enumerate() {
+                            r[j][k] = c.get(*w) as i64;
+                        }
+                    }
+                    r[2].copy_from_slice(&p5.stack()[1..]);
+                    r
+                };
+                let mut prev = read(&units, &p5);
+                // per counted cycle: its slice, each method's component increments
+                let mut cycles: Vec<(usize, [[i64; 8]; 3])> = Vec::new();
                 let (mut n, mut retired, mut slice_of) = (0u64, 0u64, 0usize);
                 while core.counted_retired() < instructions {
                     let ev = *core.step().unwrap();
-                    unit.step(&ev);
-                    let now = unit.view().counters;
+                    for u in &mut units {
+                        u.step(&ev);
+                    }
+                    events::Consumer::cycle(&mut p5, &ev);
+                    let now = read(&units, &p5);
                     if ev.count_enable {
                         n += 1;
                         retired += ev.retired as u64;
-                        let mut d = [0u64; 8];
-                        for (k, c) in Counter::COMPONENTS.iter().enumerate() {
-                            d[k] = now.get(*c) - prev.get(*c);
+                        let mut d = [[0i64; 8]; 3];
+                        for j in 0..3 {
+                            for k in 0..8 {
+                                d[j][k] = now[j][k] - prev[j][k];
+                            }
                         }
                         cycles.push((slice_of, d));
                         // the slice ends with this cycle when its count is reached
@@ -173,55 +313,81 @@ fn a_schedule_counts_what_a_reprogrammed_counter_would() {
                         Some(&mut multiplex::schedule_rng(1, 0)),
                     )
                 };
-                let mut counted = vec![0u64; groups.len()];
-                let mut raw = [0u64; 8];
-                for (k, d) in &cycles {
-                    let q = active[*k];
-                    counted[q] += 1;
-                    for &c in &groups[q] {
-                        raw[c - 1] += d[c - 1];
+                for (j, m) in METHODS.iter().enumerate() {
+                    let mut counted = vec![0u64; groups.len()];
+                    let mut raw = [0i64; 8];
+                    for (k, d) in &cycles {
+                        let q = active[*k];
+                        counted[q] += 1;
+                        for &c in &groups[q] {
+                            raw[c - 1] += d[j][c - 1];
+                        }
                     }
-                }
-                let mut want = [0i64; NCOMP];
-                for (q, g) in groups.iter().enumerate() {
-                    for &c in g {
-                        want[c] = (raw[c - 1] as f64 * n as f64 / counted[q] as f64).round() as i64;
+                    let mut want = [0i64; NCOMP];
+                    for (q, g) in groups.iter().enumerate() {
+                        for &c in g {
+                            want[c] =
+                                (raw[c - 1] as f64 * n as f64 / counted[q] as f64).round() as i64;
+                        }
                     }
+                    want[0] = n as i64 - want[1..].iter().sum::<i64>();
+                    assert_eq!(
+                        u.methods[*m].first_stack, want,
+                        "{name} {basis:?} {order} {m}"
+                    );
                 }
-                want[0] = n as i64 - want[1..].iter().sum::<i64>();
-                assert_eq!(
-                    u.methods["fmt"].first_stack, want,
-                    "{name} {basis:?} {order}"
-                );
             }
         }
     }
 }
 
-/// 11-bit global counters, wrapped many times over the run, give the same
-/// study as 48-bit ones when no slice moves a counter by 2048; 9-bit ones
-/// cannot count a slice of 1000 cycles twice over, and the study says which.
+/// The configured width is checked per set-up, against what a counter
+/// read at each of its slice ends must count: 11-bit global counters give
+/// the same study as 48-bit ones when no slice moves a counter by 2048;
+/// 14-bit ones measure slices of 1000 cycles (the same numbers) but not of
+/// 100 k, whichever other lengths are asked for; and a study no length
+/// fits says why.
 #[test]
-fn narrow_global_counters_are_unwrapped_between_slice_reads() {
+fn the_counter_width_is_checked_per_slice_length() {
     let wide = settings(sim::Config::default(), 40_000, 5_000);
-    let mut cfg = sim::Config::default();
-    cfg.set("unit.global_bits=11").unwrap();
-    let narrow = settings(cfg.clone(), 40_000, 5_000);
+    let with_bits = |bits: u32| {
+        let mut cfg = sim::Config::default();
+        cfg.set(&format!("unit.global_bits={bits}")).unwrap();
+        settings(cfg, 40_000, 5_000)
+    };
     let p = plan(&[1, 2], &[1_000], 3);
     let a = report(&["balanced"], &wide, &p, 0);
-    let b = report(&["balanced"], &narrow, &p, 0);
+    let b = report(&["balanced"], &with_bits(11), &p, 0);
     assert!(a.studies[0].cycles > 4 << 11);
     let json = |r: &Report| serde_json::to_value(&r.studies).unwrap();
     assert_eq!(json(&a), json(&b));
-    cfg.set("unit.global_bits=9").unwrap();
-    let tiny = settings(cfg, 40_000, 5_000);
+    let both = plan(&[1, 2], &[1_000, 100_000], 3);
+    let c = report(&["mlp"], &with_bits(14), &both, 0);
+    let d = report(&["mlp"], &wide, &plan(&[1, 2], &[1_000], 3), 0);
+    let x = &c.studies[0];
+    assert!(x.setups.iter().all(|u| u.slice == 1_000));
+    assert_eq!(
+        serde_json::to_value(&x.setups).unwrap(),
+        serde_json::to_value(&d.studies[0].setups).unwrap()
+    );
+    // (a run shorter than a slice is one slice, the run)
+    assert_eq!(
+        x.skipped[0],
+        format!(
+            "slices of 100000 cycles: slice 0 takes {} cycles, more than a counter of 14 bits \
+             counts between two reads (unit.global_bits = 14)",
+            x.cycles.min(100_000)
+        ),
+        "{:?}",
+        x.skipped
+    );
     let src = [Source::workload("mlp", 1).unwrap()];
-    let e = run_multiplex(&src, &tiny, &plan(&[1], &[2_000], 1), 0, &|_, _| {})
+    let e = run_multiplex(&src, &with_bits(9), &plan(&[1], &[2_000], 1), 0, &|_, _| {})
         .expect_err("slices too long for 9 bits");
     let msg = format!("{e:#}");
     assert!(
-        msg.contains("mlp: slice 0 of 2000 cycles: fmt: its cycles counter moved by")
-            && msg.contains("wider unit.global_bits"),
+        msg.contains("mlp: no set-up can be measured (slices of 2000 cycles: slice 0 takes 2000 cycles, more than a counter of 9 bits counts between two reads (unit.global_bits = 9)")
+            && msg.contains("a wider unit.global_bits"),
         "{msg}"
     );
 }
@@ -298,7 +464,7 @@ fn a_study_no_set_up_fits_is_refused() {
         .expect_err("too few slices for eight groups");
     let msg = format!("{e:#}");
     assert!(
-        msg.contains("balanced: no set-up has a whole round of slices")
+        msg.contains("balanced: no set-up can be measured")
             && msg.contains(
                 "slices of 2000 cycles with 1 counter: 5 slices, fewer than the 8 groups; slices of 2000 instructions with 1 counter: 2 slices"
             ),
