@@ -190,7 +190,7 @@ impl Sampler {
             instructions: now.instructions - c.last.instructions,
             moved: [[0; NCOMP]; 3],
         };
-        for j in 0..2 {
+        for (j, m) in METHODS.iter().enumerate().take(2) {
             let (a, b) = (&c.last.units[j], &now.units[j]);
             let mut d = Counters::default();
             for w in Counter::ALL {
@@ -202,7 +202,7 @@ impl Sampler {
                      {cycles} (a bug of the study)",
                     c.every,
                     c.basis.name(),
-                    METHODS[j],
+                    m,
                     d.get(Counter::Cycles)
                 ));
                 return;
