@@ -192,6 +192,7 @@ stacks-smoke: release
 	grep -q '^workloads (2): mlp, chase$$' target/multiplex-smoke.txt
 	test "$$(wc -l < target/multiplex-smoke/multiplex.csv)" = 145
 	test "$$(wc -l < target/multiplex-smoke/multiplex-summary.csv)" = 73
+	grep -q '<object data="multiplex.svg"' target/multiplex-smoke/index.html
 	! $(BIN) multiplex --workloads mlp --counters 9 --out target/multiplex-bad 2>/dev/null
 	test ! -e target/multiplex-bad
 

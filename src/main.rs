@@ -65,7 +65,7 @@ enum Cmd {
     /// slices of cycles or instructions, each count scaled by the cycles its
     /// group counted. How far does each stack move from the full counters'
     /// and from the simulation reference? Writes `multiplex.csv`,
-    /// `multiplex-summary.csv`, `multiplex.json` and `multiplex.svg`.
+    /// `multiplex-summary.csv`, `multiplex.json`, `multiplex.svg` and an `index.html`.
     Multiplex(cpistack::multiplex::MultiplexArgs),
     /// Write one VCD waveform per scenario of the scenario table (FMT and sFMT),
     /// each with its GTKWave layout, into a directory (`make waves`); open one

@@ -70,11 +70,12 @@ pub const MAX_SCHEDULES: usize = 10_000;
 pub const REL_FLOOR_PCT: f64 = 1.0;
 
 /// Output files of `cpistack multiplex`.
-pub const OUTPUT_FILES: [&str; 4] = [
+pub const OUTPUT_FILES: [&str; 5] = [
     "multiplex.csv",
     "multiplex-summary.csv",
     "multiplex.json",
     "multiplex.svg",
+    "index.html",
 ];
 
 /// Header of `multiplex-summary.csv`.
@@ -1324,6 +1325,127 @@ pub fn svg(r: &Report) -> String {
     s
 }
 
+/// `index.html`: the study on one page: what was emulated, the summary per
+/// set (both orders), the chart, and per study its full errors and the
+/// set-ups it could not measure.
+pub fn html(r: &Report) -> String {
+    use crate::stacks::output::{esc, machine_html, page_head, WARN_STYLE};
+    let mut s = page_head("Multiplexed counters");
+    let _ = writeln!(
+        s,
+        "<h1>Multiplexed counters</h1>\n\
+         <p>FMT needs a global counter per CPI component, eight besides cycles and \
+         instructions; a PMU has a handful. Here the units' component counters are \
+         time-multiplexed over fewer physical counters, as Azimi et al. multiplex a \
+         PMU's: the components are cut into groups of as many as there are counters \
+         (in the order l1i, l2i, itlb, bpred, l1d, l2d, dtlb, longlat), time into \
+         slices of cycles or of committed instructions, one group counts in each \
+         slice, the groups take turns in rounds (in the same order each round, \
+         <i>fixed</i>, or in an order drawn for each round, <i>random</i>: {} \
+         schedules from seed {}), and each count is scaled by the run's cycles over \
+         the cycles its group counted; base is the rest. Every set-up is emulated \
+         exactly from one real run read at every slice end. {} instructions after {} \
+         of warm-up per run, on {}.</p>\n\
+         <p>The <b>sampling error</b> of a set-up is the largest gap, over the \
+         components, between its stack and the same method's stack with every \
+         counter counting, in percentage points of the cycles; its <b>error</b> is the \
+         same gap to the standard-order simulation reference (the issue-6 error). \
+         Means are over the studies and schedules, maxima the worst schedule on the \
+         worst study (named). docs/accuracy.md discusses the results.</p>",
+        r.schedules,
+        r.schedule_seed,
+        r.instructions,
+        r.warmup,
+        machine_html(&r.config)
+    );
+    for x in &r.studies {
+        if !x.saturated.is_empty() {
+            let _ = writeln!(
+                s,
+                "<p {WARN_STYLE}><b>Warning:</b> {}: a local counter saturated in {} \
+                 (unit.local_bits = {}): its penalties are understated.</p>",
+                esc(&x.name),
+                esc(&x.saturated.join(", ")),
+                r.config.unit.local_bits
+            );
+        }
+    }
+    s.push_str(
+        "<h2>Sampling error against the slice length</h2>\n<div class=\"wide\">\
+         <object data=\"multiplex.svg\" type=\"image/svg+xml\" aria-label=\"sampling \
+         error\">sampling error (multiplex.svg)</object></div>\n",
+    );
+    for set in ["workloads", "traces"] {
+        let rows: Vec<&SummaryRow> = r.summary.iter().filter(|x| x.set == set).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let of: Vec<&Study> = r
+            .studies
+            .iter()
+            .filter(|x| format!("{}s", x.kind) == set)
+            .collect();
+        let names: Vec<String> = of.iter().map(|x| esc(&x.name)).collect();
+        let _ = writeln!(
+            s,
+            "<h2>{set} ({})</h2>\n<p>{}</p>\n<table><tr><th>basis</th><th>slice</th>\
+             <th>counters</th><th>order</th><th>method</th><th>full error</th>\
+             <th>sampling mean</th><th>sampling max</th><th>on</th><th>error mean</th>\
+             <th>error max</th><th>rel. mean %</th><th>rel. max %</th></tr>",
+            of.len(),
+            names.join(", ")
+        );
+        for x in rows {
+            let _ = writeln!(
+                s,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+                 <td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td><td>{:.2}</td>\
+                 <td>{:.2}</td><td>{:.1}</td><td>{:.1}</td></tr>",
+                x.basis.name(),
+                x.slice,
+                x.counters,
+                x.order,
+                x.method,
+                x.full_error_pp,
+                x.sampling_mean_pp,
+                x.sampling_max_pp,
+                esc(&x.sampling_max_study),
+                x.error_mean_pp,
+                x.error_max_pp,
+                x.rel_mean_pct,
+                x.rel_max_pct
+            );
+        }
+        s.push_str("</table>\n");
+    }
+    s.push_str(
+        "<details><summary>Every study: its error with every counter counting, and \
+         the set-ups it could not measure</summary><table><tr><th>study</th>\
+         <th>cycles</th><th>FMT</th><th>sFMT</th><th>POWER5</th><th>not measured</th></tr>\n",
+    );
+    for x in &r.studies {
+        let e = |m: &str| error_pp(&x.stacks[m], &x.stacks["reference"], x.cycles);
+        let _ = writeln!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td>\
+             <td style=\"text-align:left\">{}</td></tr>",
+            esc(&x.name),
+            x.cycles,
+            e("fmt"),
+            e("sfmt"),
+            e("power5"),
+            esc(&x.skipped.join("; "))
+        );
+    }
+    s.push_str(
+        "</table></details>\n<p>Files: <a href=\"multiplex.csv\">multiplex.csv</a>, \
+         <a href=\"multiplex-summary.csv\">multiplex-summary.csv</a>, \
+         <a href=\"multiplex.json\">multiplex.json</a>, \
+         <a href=\"multiplex.svg\">multiplex.svg</a>.</p>\n</body></html>\n",
+    );
+    s
+}
+
 /// Writes the study's files into `dir`.
 pub fn write_all(r: &Report, dir: &Path) -> Result<()> {
     let json = serde_json::to_string_pretty(r).context("serialising the study")? + "\n";
@@ -1332,6 +1454,7 @@ pub fn write_all(r: &Report, dir: &Path) -> Result<()> {
         ("multiplex-summary.csv", summary_csv(r)),
         ("multiplex.json", json),
         ("multiplex.svg", svg(r)),
+        ("index.html", html(r)),
     ] {
         let path = dir.join(f);
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;

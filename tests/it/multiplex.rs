@@ -392,10 +392,11 @@ fn the_counter_width_is_checked_per_slice_length() {
     );
 }
 
-/// The four files: a CSV row per study, set-up and method with every
+/// The five files: a CSV row per study, set-up and method with every
 /// column, a summary CSV, a JSON report, an SVG that parses and draws a
-/// line per count and basis and a circle per point; the same bytes from
-/// one thread as from several.
+/// line per count and basis and a point per slice length, a page with the
+/// chart and every summary row; the same bytes from one thread as from
+/// several.
 #[test]
 fn outputs_are_complete_well_formed_and_the_same_on_any_number_of_threads() {
     let s = settings(sim::Config::default(), 30_000, 2_000);
@@ -446,6 +447,33 @@ fn outputs_are_complete_well_formed_and_the_same_on_any_number_of_threads() {
             svg.matches(&format!("<circle class=\"{kind} ")).count(),
             3 * 2 * 3 * 2
         );
+    }
+    // the page: the chart, a row per summary row with its numbers, a row per study
+    let page = std::fs::read_to_string(d1.join("index.html")).unwrap();
+    assert!(page.contains("<object data=\"multiplex.svg\""));
+    for x in &one.summary {
+        let row = format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td>\
+             <td>{:.2}</td><td>{:.2}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{:.1}</td>\
+             <td>{:.1}</td></tr>",
+            x.basis.name(),
+            x.slice,
+            x.counters,
+            x.order,
+            x.method,
+            x.full_error_pp,
+            x.sampling_mean_pp,
+            x.sampling_max_pp,
+            x.sampling_max_study,
+            x.error_mean_pp,
+            x.error_max_pp,
+            x.rel_mean_pct,
+            x.rel_max_pct
+        );
+        assert!(page.contains(&row), "{row}");
+    }
+    for x in &one.studies {
+        assert!(page.contains(&format!("<tr><td>{}</td><td>{}</td>", x.name, x.cycles)));
     }
     let text = multiplex::text(&one);
     assert!(text.contains("\nworkloads (2): fpmix, chase\n"), "{text}");
