@@ -707,7 +707,7 @@ mod tests {
         let Cmd::Stacks(a) = parse(&["stacks", "--traces", "a,b"]).unwrap().cmd else {
             panic!("stacks")
         };
-        assert_eq!(a.traces, [PathBuf::from("a"), PathBuf::from("b")]);
+        assert_eq!(a.sources.traces, [PathBuf::from("a"), PathBuf::from("b")]);
     }
 
     /// A parameter that `validate` refuses is named with the `--set` that

@@ -1465,16 +1465,8 @@ pub fn write_all(r: &Report, dir: &Path) -> Result<()> {
 /// Arguments of `cpistack multiplex`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct MultiplexArgs {
-    /// Suite workloads: `all` (the suite), `limits` (the limit workloads), `none`, or a comma-separated list (`cpistack workloads --all`).
-    #[arg(long, default_value = "all")]
-    pub workloads: String,
-    /// ChampSim traces to study as well (comma-separated or repeated; a path
-    /// with a comma in it: `--trace PATH`).
-    #[arg(long, value_name = "FILE,...", value_delimiter = ',', value_parser = crate::stacks::trace_path)]
-    pub traces: Vec<PathBuf>,
-    /// One ChampSim trace, taken whole (repeatable).
-    #[arg(long = "trace", value_name = "FILE")]
-    pub trace: Vec<PathBuf>,
+    #[command(flatten)]
+    pub sources: crate::stacks::SourceArgs,
     /// Instructions measured per run.
     #[arg(long, default_value_t = 1_000_000, value_parser = crate::run::at_least_one::<u64>)]
     pub instructions: u64,
@@ -1496,9 +1488,6 @@ pub struct MultiplexArgs {
     /// Seed of the random schedules.
     #[arg(long, default_value_t = 1)]
     pub schedule_seed: u64,
-    /// Seed of the synthetic workloads.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
     /// Output directory (created if missing).
     #[arg(long, default_value = "multiplex")]
     pub out: PathBuf,
@@ -1518,14 +1507,7 @@ pub fn cmd(args: &MultiplexArgs) -> Result<()> {
         args.schedule_seed,
     )?;
     let cfg = args.machine.build()?;
-    let given: Vec<(&str, &PathBuf)> = args
-        .traces
-        .iter()
-        .map(|t| ("--traces", t))
-        .chain(args.trace.iter().map(|t| ("--trace", t)))
-        .collect();
-    let sources =
-        crate::stacks::sources_of(&args.workloads, &given, args.seed, &args.out, &OUTPUT_FILES)?;
+    let sources = args.sources.sources(&args.out, &OUTPUT_FILES)?;
     for f in OUTPUT_FILES {
         args.machine.refuse_overwrite(&args.out.join(f), "--out")?;
     }

@@ -852,9 +852,9 @@ pub fn run_study_reusing(
     })
 }
 
-/// Arguments of `cpistack stacks`.
+/// The sources of a study of several (`stacks`, `sweep`, `multiplex`).
 #[derive(clap::Args, Debug, Clone)]
-pub struct StacksArgs {
+pub struct SourceArgs {
     /// Suite workloads: `all` (the suite), `limits` (the limit workloads), `none`, or a comma-separated list (`cpistack workloads --all`).
     #[arg(long, default_value = "all")]
     pub workloads: String,
@@ -865,15 +865,36 @@ pub struct StacksArgs {
     /// One ChampSim trace, taken whole (repeatable).
     #[arg(long = "trace", value_name = "FILE")]
     pub trace: Vec<PathBuf>,
+    /// Seed of the synthetic workloads.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+impl SourceArgs {
+    /// The sources named, in order: [`sources_of`], for a study writing
+    /// `files` into `out`.
+    pub fn sources(&self, out: &Path, files: &[&str]) -> Result<Vec<Source>> {
+        let given: Vec<(&str, &PathBuf)> = self
+            .traces
+            .iter()
+            .map(|t| ("--traces", t))
+            .chain(self.trace.iter().map(|t| ("--trace", t)))
+            .collect();
+        sources_of(&self.workloads, &given, self.seed, out, files)
+    }
+}
+
+/// Arguments of `cpistack stacks`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct StacksArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
     /// Instructions measured per run.
     #[arg(long, default_value_t = 1_000_000, value_parser = crate::run::at_least_one::<u64>)]
     pub instructions: u64,
     /// Instructions committed before counting starts.
     #[arg(long, default_value_t = 200_000)]
     pub warmup: u64,
-    /// Seed of the synthetic workloads.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
     /// Output directory (created if missing).
     #[arg(long, default_value = "stacks")]
     pub out: PathBuf,
@@ -895,7 +916,7 @@ pub struct StacksArgs {
 
 /// One name of the `--traces` list; an empty one (`a,,b`, a trailing comma)
 /// is refused as such.
-pub(crate) fn trace_path(s: &str) -> std::result::Result<PathBuf, String> {
+fn trace_path(s: &str) -> std::result::Result<PathBuf, String> {
     if s.is_empty() {
         return Err("an empty name in the list (two commas in a row, or one at an end)".into());
     }
@@ -904,13 +925,7 @@ pub(crate) fn trace_path(s: &str) -> std::result::Result<PathBuf, String> {
 
 /// The sources `--workloads` and `--traces` name.
 pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
-    let given: Vec<(&str, &PathBuf)> = args
-        .traces
-        .iter()
-        .map(|t| ("--traces", t))
-        .chain(args.trace.iter().map(|t| ("--trace", t)))
-        .collect();
-    sources_of(&args.workloads, &given, args.seed, &args.out, &OUTPUT_FILES)
+    args.sources.sources(&args.out, &OUTPUT_FILES)
 }
 
 /// The sources of a study of several (`stacks`, `multiplex`): the

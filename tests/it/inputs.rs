@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::scratch::Scratch;
 
 use cpistack::run::{simulate, MachineArgs, RunArgs, VariantArg};
-use cpistack::stacks::{run_study, Settings, Source, StacksArgs};
+use cpistack::stacks::{run_study, Settings, Source, SourceArgs, StacksArgs};
 use events::CounterUnit;
 
 /// A fresh scratch directory for one test, removed if it passes.
@@ -263,12 +263,14 @@ fn a_window_never_reached_keeps_an_earlier_waveform() {
 
 fn stacks_args(out: PathBuf) -> StacksArgs {
     StacksArgs {
-        workloads: "balanced".into(),
-        traces: vec![],
-        trace: vec![],
+        sources: SourceArgs {
+            workloads: "balanced".into(),
+            traces: vec![],
+            trace: vec![],
+            seed: 1,
+        },
         instructions: 2_000,
         warmup: 1_000,
-        seed: 1,
         out,
         jobs: Some(1),
         detail: false,
@@ -312,8 +314,8 @@ fn stacks_on_a_trace_shorter_than_asked_fail_and_name_it() {
     // through the command: the error, and no empty --out left behind (the
     // directories it made are removed; the one that existed stays)
     let mut a = stacks_args(d.join("new/out"));
-    a.workloads = "none".into();
-    a.traces = vec![t];
+    a.sources.workloads = "none".into();
+    a.sources.traces = vec![t];
     a.instructions = 5_000;
     let m = format!("{:#}", cpistack::stacks::cmd(&a).unwrap_err());
     assert!(
@@ -789,7 +791,7 @@ fn sweep_writes_every_point_and_its_check_finds_what_was_changed() {
         ],
         stacks: stacks_args(out.clone()),
     };
-    a.stacks.workloads = "balanced,mlp".into();
+    a.stacks.sources.workloads = "balanced,mlp".into();
     sweep::cmd(&a).unwrap();
     let points = [
         "base",
@@ -863,7 +865,7 @@ fn sweep_writes_every_point_and_its_check_finds_what_was_changed() {
         vary: vec!["memory_latency=120".into()],
         stacks: stacks_args(d.join("other")),
     };
-    b.stacks.workloads = "balanced".into();
+    b.stacks.sources.workloads = "balanced".into();
     sweep::cmd(&b).unwrap();
     let mut c = a.clone();
     c.vary = vec!["memory_latency=120".into()];
@@ -901,13 +903,13 @@ fn sweep_cleans_up_refuses_old_points_and_finds_unlisted_ones() {
             vary: vary.iter().map(|s| s.to_string()).collect(),
             stacks: stacks_args(out),
         };
-        a.stacks.workloads = "balanced".into();
+        a.stacks.sources.workloads = "balanced".into();
         a
     };
     // the trace ends before the runs do: the error, and nothing left behind
     let mut a = args(d.join("new/out"), &["core.rob_entries=64"]);
-    a.stacks.workloads = "none".into();
-    a.stacks.traces = vec![t.clone()];
+    a.stacks.sources.workloads = "none".into();
+    a.stacks.sources.traces = vec![t.clone()];
     a.stacks.instructions = 5_000;
     let e = format!("{:#}", sweep::cmd(&a).unwrap_err());
     assert!(
@@ -920,18 +922,18 @@ fn sweep_cleans_up_refuses_old_points_and_finds_unlisted_ones() {
     std::fs::create_dir_all(&inside).unwrap();
     std::fs::copy(&t, inside.join("penalties.csv")).unwrap();
     let mut a = args(d.join("o2"), &["core.rob_entries=64"]);
-    a.stacks.trace = vec![inside.join("penalties.csv")];
+    a.stacks.sources.trace = vec![inside.join("penalties.csv")];
     let e = format!("{:#}", sweep::cmd(&a).unwrap_err());
     assert!(e.contains("would overwrite the input file"), "{e}");
     // the same through a directory still to be made: refused, nothing made
     let mut a = args(d.join("nd/../o2"), &["core.rob_entries=64"]);
-    a.stacks.trace = vec![inside.join("penalties.csv")];
+    a.stacks.sources.trace = vec![inside.join("penalties.csv")];
     let e = format!("{:#}", sweep::cmd(&a).unwrap_err());
     assert!(e.contains("would overwrite the input file"), "{e}");
     assert!(!d.join("nd").exists());
     let mut s = stacks_args(d.join("nd/../o2/base"));
-    s.trace = vec![inside.join("penalties.csv")];
-    s.workloads = "none".into();
+    s.sources.trace = vec![inside.join("penalties.csv")];
+    s.sources.workloads = "none".into();
     let e = format!("{:#}", cpistack::stacks::cmd(&s).unwrap_err());
     assert!(e.contains("would overwrite the input file"), "{e}");
     assert!(!d.join("nd").exists());
