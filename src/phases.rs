@@ -497,7 +497,8 @@ pub fn run_phases(src: &Source, s: &Settings, interval: u64, jobs: usize) -> Res
                 marks.get(k + 1).map_or(0, |m| m.instructions)
             );
         }
-        same_stream(src, m, *digest, real.digest)?;
+        let n = marks.last().map_or(0, |x| x.instructions);
+        same_stream(src, m, (n, *digest), (st.instructions, real.digest))?;
     }
     let gb = s.cfg.unit.global_bits;
     // the interval cycles of every run, by mask (0: the real run)

@@ -633,9 +633,23 @@ pub fn penalties_of(
         .collect()
 }
 
-/// Refuses an idealised run (`m`) that committed other instructions than the
-/// real run: its stream digest ([`sim::Core::stream_digest`]) differs.
-pub(crate) fn same_stream(src: &Source, m: Mask, digest: u64, real: u64) -> Result<()> {
+/// Refuses an idealised run (`m`) that measured another number of
+/// instructions than the real run, or committed other instructions: each
+/// run's (measured instructions, stream digest
+/// ([`sim::Core::stream_digest`])).
+pub(crate) fn same_stream(
+    src: &Source,
+    m: Mask,
+    (n, digest): (u64, u64),
+    (real_n, real): (u64, u64),
+) -> Result<()> {
+    if n != real_n {
+        bail!(
+            "{}: the idealised run ({}) measured {n} instructions, the real run {real_n}",
+            src.name(),
+            ideal_name(m),
+        );
+    }
     if digest != real {
         bail!(
             "{}: the idealised run ({}) committed other instructions than the real run (stream digest {digest:#018x} against {real:#018x}): the reference would compare two programs",
@@ -665,19 +679,15 @@ fn study(
     let cycles = st.cycles;
     // the same committed stream: every run measured the same instructions
     // (retirement stops at exactly the warm-up and the measured count)
+    // ... and the same instructions, in the same order, with the same
+    // branch outcomes and addresses, warm-up included
     for (&m, run) in ideal {
-        let (n, digest) = (run.instructions, run.digest);
-        if n != st.instructions {
-            bail!(
-                "{}: the idealised run ({}) measured {n} instructions, the real run {}",
-                src.name(),
-                ideal_name(m),
-                st.instructions
-            );
-        }
-        // ... and the same instructions, in the same order, with the same
-        // branch outcomes and addresses, warm-up included
-        same_stream(src, m, digest, real.digest)?;
+        same_stream(
+            src,
+            m,
+            (run.instructions, run.digest),
+            (st.instructions, real.digest),
+        )?;
     }
     let ideal_runs: BTreeMap<String, u64> = ideal
         .iter()
@@ -1169,7 +1179,8 @@ mod tests {
     }
 
     /// The reference compares runs of one committed stream: an idealised run
-    /// whose stream digest differs from the real run's is refused, naming it.
+    /// whose stream digest or measured instructions differ from the real
+    /// run's is refused, naming it.
     #[test]
     fn an_idealised_run_of_another_stream_is_refused() {
         let src = Source::workload("fpmix", 1).unwrap();
@@ -1195,6 +1206,17 @@ mod tests {
         assert!(
             e.starts_with("fpmix: the idealised run (bpred,l1d) committed other instructions"),
             "{e}"
+        );
+        // one that measured fewer instructions, named before its digest
+        let short = IdealRun {
+            instructions: run.instructions - 1,
+            ..run
+        };
+        let ideal = BTreeMap::from([(m, short)]);
+        let e = study(&src, &s, &real, &ideal).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "fpmix: the idealised run (bpred,l1d) measured 2999 instructions, the real run 3000"
         );
     }
 
