@@ -1500,14 +1500,7 @@ pub fn cmd(args: &MultiplexArgs) -> Result<()> {
     )?;
     let cfg = args.machine.build()?;
     let sources = args.sources.sources(&args.out, &OUTPUT_FILES)?;
-    for f in OUTPUT_FILES {
-        args.machine.refuse_overwrite(&args.out.join(f), "--out")?;
-    }
-    let made = crate::paths::create_dir_undoable(&args.out, "--out")?;
-    let r = (|| {
-        for f in OUTPUT_FILES {
-            crate::paths::output_file(&args.out.join(f), "--out")?;
-        }
+    crate::paths::into_out_dir(&args.out, &OUTPUT_FILES, &args.machine, || {
         let s = Settings {
             cfg,
             instructions: args.instructions,
@@ -1531,11 +1524,7 @@ pub fn cmd(args: &MultiplexArgs) -> Result<()> {
             args.out.display()
         );
         Ok(())
-    })();
-    if r.is_err() {
-        made.undo();
-    }
-    r
+    })
 }
 
 #[cfg(test)]

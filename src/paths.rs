@@ -326,6 +326,33 @@ pub fn create_dir_undoable(dir: &Path, what: &str) -> Result<MadeDirs> {
     Ok(MadeDirs(missing))
 }
 
+/// Runs `study`, a study command's work, into its output directory `out`
+/// (`--out`): each of its `files` is first refused if it would overwrite
+/// the configuration file (`machine`), the directory is made (and removed
+/// again, while empty, if anything after fails), each file is checked to
+/// be writable there, and only then does `study` run: a bad `--out` is
+/// found before minutes of runs, and a failed study leaves no empty
+/// directory behind.
+pub fn into_out_dir(
+    out: &Path,
+    files: &[&str],
+    machine: &crate::run::MachineArgs,
+    study: impl FnOnce() -> Result<()>,
+) -> Result<()> {
+    for f in files {
+        machine.refuse_overwrite(&out.join(f), "--out")?;
+    }
+    let made = create_dir_undoable(out, "--out")?;
+    let r = files
+        .iter()
+        .try_for_each(|f| output_file(&out.join(f), "--out"))
+        .and_then(|()| study());
+    if r.is_err() {
+        made.undo();
+    }
+    r
+}
+
 /// [`create_dir`] for the directory a file `path` will be written in.
 pub fn create_parent(path: &Path, what: &str) -> Result<()> {
     match path.parent() {

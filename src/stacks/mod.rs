@@ -1076,23 +1076,13 @@ pub fn cmd(args: &StacksArgs) -> Result<()> {
     }
     let cfg = args.machine.build()?;
     let srcs = sources(args)?;
-    for f in OUTPUT_FILES {
-        args.machine.refuse_overwrite(&args.out.join(f), "--out")?;
-    }
-    // before the work: a bad --out is found now, not after minutes of runs
-    let made = crate::paths::create_dir_undoable(&args.out, "--out")?;
-    let written = write_study(args, cfg, &srcs);
-    if written.is_err() {
-        made.undo(); // a failed run leaves no empty --out behind
-    }
-    written
+    crate::paths::into_out_dir(&args.out, &OUTPUT_FILES, &args.machine, || {
+        write_study(args, cfg, &srcs)
+    })
 }
 
 /// The runs of `cpistack stacks` and their outputs, into an `--out` that exists.
 fn write_study(args: &StacksArgs, cfg: sim::Config, srcs: &[Source]) -> Result<()> {
-    for f in OUTPUT_FILES {
-        crate::paths::output_file(&args.out.join(f), "--out")?;
-    }
     let settings = Settings {
         cfg,
         instructions: args.instructions,
