@@ -39,12 +39,11 @@ use anyhow::{bail, Context, Result};
 use events::{Consumer, Counter, CounterUnit, Counters, CycleEvents, Variant};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
-use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::stacks::{
-    cfg_with, counters_stack, error_pp, ideal_name, order_masks, reference_stack, same_stream,
-    Mask, Power5, Settings, Source, Stack, NCOMP, STANDARD_ORDER,
+    cfg_with, counters_stack, error_pp, order_masks, reference_stack, same_stream, Mask, Power5,
+    Settings, Source, Stack, NCOMP, STANDARD_ORDER,
 };
 
 /// The multiplexed methods.
@@ -895,30 +894,13 @@ pub fn run_multiplex(
     }
     let start = std::time::Instant::now();
     let masks = order_masks(&STANDARD_ORDER);
-    // traces first, real runs first: the long runs start early
     let mut work: Vec<(usize, Mask)> = (0..sources.len())
         .flat_map(|i| masks.iter().map(move |&m| (i, m)))
         .collect();
-    work.sort_by_key(|&(i, m)| (!matches!(sources[i], Source::Trace(_)), m != 0, i, m));
     let total = work.len();
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.min(total))
-        .build()
-        .context("starting the worker threads")?;
-    let outcomes: Vec<Result<Outcome>> = pool.install(|| {
-        work.par_iter()
-            .map(|&(i, m)| {
-                let src = &sources[i];
-                let r = run_job(src, s, g0, m).with_context(|| {
-                    format!("{} {} (ideal: {})", src.kind(), src.name(), ideal_name(m))
-                });
-                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                progress(n, total);
-                r
-            })
-            .collect()
-    });
+    let outcomes = crate::stacks::run_all(sources, &mut work, jobs, progress, |src, m| {
+        run_job(src, s, g0, m)
+    })?;
     let mut by_source: Vec<Vec<(Mask, Outcome)>> = (0..sources.len()).map(|_| Vec::new()).collect();
     for (&(i, m), o) in work.iter().zip(outcomes) {
         by_source[i].push((m, o?));

@@ -41,7 +41,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use events::{Consumer, Counter, CounterUnit, Counters, CycleEvents, Variant};
-use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::stacks::{
@@ -449,27 +448,21 @@ pub fn run_phases(src: &Source, s: &Settings, interval: u64, jobs: usize) -> Res
     let masks = masks_of([&STANDARD_ORDER, &INVERSE_ORDER]);
     let bar =
         crate::stacks::progress_bar("phases [{bar:40}] {pos}/{len} runs ({elapsed}, eta {eta})");
-    bar.set_length(masks.len() as u64);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.min(masks.len()))
-        .build()
-        .context("starting the worker threads")?;
-    let outcomes: Vec<Result<Outcome>> = pool.install(|| {
-        masks
-            .par_iter()
-            .map(|&m| {
-                let r = run_job(src, s, interval, m).with_context(|| {
-                    format!("{} {} (ideal: {})", src.kind(), src.name(), ideal_name(m))
-                });
-                bar.inc(1);
-                r
-            })
-            .collect()
-    });
+    let mut work: Vec<(usize, Mask)> = masks.iter().map(|&m| (0, m)).collect();
+    let outcomes = crate::stacks::run_all(
+        std::slice::from_ref(src),
+        &mut work,
+        jobs,
+        &|n, total| {
+            bar.set_length(total as u64);
+            bar.set_position(n as u64);
+        },
+        |src, m| run_job(src, s, interval, m),
+    )?;
     bar.finish_and_clear();
     let mut real = None;
     let mut ideal: BTreeMap<Mask, (Vec<Mark>, u64)> = BTreeMap::new();
-    for (&m, o) in masks.iter().zip(outcomes) {
+    for (&(_, m), o) in work.iter().zip(outcomes) {
         match o? {
             Outcome::Real(r) => real = Some(*r),
             Outcome::Ideal { marks, digest } => {

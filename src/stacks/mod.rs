@@ -245,14 +245,6 @@ pub(crate) fn masks_of<'a>(orders: impl IntoIterator<Item = &'a [Comp; 8]>) -> V
     out
 }
 
-/// One run of a study.
-#[derive(Clone, Debug)]
-struct Job {
-    source: usize,
-    /// Idealisation set; 0 = the real run (every method attached).
-    mask: Mask,
-}
-
 /// What the real run measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct RealRun {
@@ -769,6 +761,41 @@ impl IdealRuns {
     }
 }
 
+/// Runs `run` on each (source index, idealisation set) of `work` in
+/// parallel on `jobs` threads (0: one per core; never more threads than
+/// runs), after sorting `work` so that the long runs start first (traces,
+/// then real runs, mask 0); returns each run's result in the sorted
+/// `work`'s order, an error naming its run, and calls `progress` after each
+/// with (runs done, runs in all).
+pub(crate) fn run_all<T: Send>(
+    sources: &[Source],
+    work: &mut [(usize, Mask)],
+    jobs: usize,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    run: impl Fn(&Source, Mask) -> Result<T> + Sync,
+) -> Result<Vec<Result<T>>> {
+    work.sort_by_key(|&(i, m)| (!matches!(sources[i], Source::Trace(_)), m != 0, i, m));
+    let total = work.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.min(total))
+        .build()
+        .context("starting the worker threads")?;
+    Ok(pool.install(|| {
+        work.par_iter()
+            .map(|&(i, m)| {
+                let src = &sources[i];
+                let r = run(src, m).with_context(|| {
+                    format!("{} {} (ideal: {})", src.kind(), src.name(), ideal_name(m))
+                });
+                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                progress(n, total);
+                r
+            })
+            .collect()
+    }))
+}
+
 /// [`run_study`], taking each idealised run found in `reuse` from there
 /// instead of running it again, and adding those it runs. `progress` counts
 /// the runs made; the report holds every run of its studies either way.
@@ -781,8 +808,7 @@ pub fn run_study_reusing(
 ) -> Result<Report> {
     let start = std::time::Instant::now();
     let masks = masks_of(ORDERS.iter().map(|(_, o)| o));
-    // long runs first (traces, then real runs), for a balanced schedule
-    let mut work: Vec<Job> = Vec::new();
+    let mut work: Vec<(usize, Mask)> = Vec::new();
     let mut ideal: Vec<BTreeMap<Mask, IdealRun>> = vec![BTreeMap::new(); sources.len()];
     let known = reuse.0.lock().expect("no run panicked holding it");
     for (i, _) in sources.iter().enumerate() {
@@ -791,56 +817,26 @@ pub fn run_study_reusing(
                 Some(&run) if m != 0 => {
                     ideal[i].insert(m, run);
                 }
-                _ => work.push(Job { source: i, mask: m }),
+                _ => work.push((i, m)),
             }
         }
     }
     drop(known);
     let study_runs = sources.len() * masks.len();
-    work.sort_by_key(|j| {
-        (
-            !matches!(sources[j.source], Source::Trace(_)),
-            j.mask != 0,
-            j.source,
-            j.mask,
-        )
-    });
-    let total = work.len();
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let pool = rayon::ThreadPoolBuilder::new()
-        // never more threads than runs (0 keeps rayon's default: one per core)
-        .num_threads(jobs.min(total))
-        .build()
-        .context("starting the worker threads")?;
-    let outcomes: Vec<Result<Outcome>> = pool.install(|| {
-        work.par_iter()
-            .map(|j| {
-                let src = &sources[j.source];
-                let r = run_job(src, s, j.mask).with_context(|| {
-                    format!(
-                        "{} {} (ideal: {})",
-                        src.kind(),
-                        src.name(),
-                        ideal_name(j.mask)
-                    )
-                });
-                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                progress(n, total);
-                r
-            })
-            .collect()
-    });
+    let outcomes = run_all(sources, &mut work, jobs, progress, |src, m| {
+        run_job(src, s, m)
+    })?;
     let mut real: Vec<Option<RealRun>> = vec![None; sources.len()];
-    for (j, o) in work.iter().zip(outcomes) {
+    for (&(i, m), o) in work.iter().zip(outcomes) {
         match o? {
-            Outcome::Real(r) => real[j.source] = Some(*r),
+            Outcome::Real(r) => real[i] = Some(*r),
             Outcome::Ideal(run) => {
-                ideal[j.source].insert(j.mask, run);
+                ideal[i].insert(m, run);
                 reuse
                     .0
                     .lock()
                     .expect("no run panicked holding it")
-                    .insert(IdealRuns::key(j.source, &s.cfg, j.mask), run);
+                    .insert(IdealRuns::key(i, &s.cfg, m), run);
             }
         }
     }
