@@ -199,7 +199,8 @@ stacks-smoke: release
 ## paper: the paper's evaluation (section 5.2, Figures 4, 6, 9, 11, 12, Table 1)
 ## on the whole synthetic suite and both shared ChampSim traces into report/:
 ## 3 M instructions after 1 M of warm-up per run, 18 runs per workload or trace
-## (about 2 minutes on a 2-vCPU AMD EPYC, after the release build); then,
+## (about 2 minutes on a 2-vCPU AMD EPYC, after the release build; 3.5 with the
+## studies below on the 2-vCPU Xeon of 2026-11-28); then,
 ## beyond the paper, each trace's stacks over time, in intervals of 100 k
 ## instructions, into report/phases/xz/ and report/phases/sqlite3/; and the
 ## global counters multiplexed over fewer physical counters (Azimi et al.), on
