@@ -366,14 +366,17 @@ fn real_run(src: &Source, s: &Settings, every: u64) -> Result<RealOut> {
 /// Why slices of the set-up's length cannot be read with `global_bits`-wide
 /// counters: a slice in which the cycles, or a component of FMT or sFMT,
 /// move by `2^global_bits` or more (a counter read at every slice end
-/// cannot be unwrapped then); `None` when every slice can.
+/// cannot be unwrapped then); `None` when every slice can. (The retired
+/// counter is not read by the study, so not checked; it moves less than
+/// the cycles times the retire width.)
 fn too_narrow(slices: &[Slice], global_bits: u32) -> Option<String> {
     if global_bits >= 64 {
         return None;
     }
-    let limit = 1i64 << global_bits;
+    // (u64: 1 << 63 is no i64; a component's increments are never negative)
+    let limit = 1u64 << global_bits;
     for (k, s) in slices.iter().enumerate() {
-        if s.cycles as i64 >= limit {
+        if s.cycles >= limit {
             return Some(format!(
                 "slice {k} takes {} cycles, more than a counter of {global_bits} bits counts \
                  between two reads (unit.global_bits = {global_bits})",
@@ -381,7 +384,7 @@ fn too_narrow(slices: &[Slice], global_bits: u32) -> Option<String> {
             ));
         }
         for (j, m) in METHODS.iter().enumerate().take(2) {
-            if let Some(c) = (1..NCOMP).find(|&c| s.moved[j][c] >= limit) {
+            if let Some(c) = (1..NCOMP).find(|&c| s.moved[j][c].unsigned_abs() >= limit) {
                 return Some(format!(
                     "{m}'s `{}` moves by {} in slice {k}, more than a counter of \
                      {global_bits} bits counts between two reads (unit.global_bits = \
@@ -876,7 +879,7 @@ fn summarise(set: &str, studies: &[&Study]) -> Vec<SummaryRow> {
 /// Runs a multiplexing study of every source: its real run, read at every
 /// slice of the smallest length on both bases, and the idealised runs of
 /// the standard-order reference; all runs in parallel on `jobs` threads (0:
-/// one per core), calling `progress` after each with (runs done, runs in all).
+/// one per core), calling `progress` as [`crate::stacks::run_study`] does.
 pub fn run_multiplex(
     sources: &[Source],
     s: &Settings,
@@ -885,7 +888,7 @@ pub fn run_multiplex(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Report> {
     let g0 = plan.slices[0];
-    if s.instructions / g0 >= MAX_SLICES as u64 {
+    if s.instructions.div_ceil(g0) > MAX_SLICES as u64 {
         bail!(
             "--instructions {} cuts into more than {MAX_SLICES} slices of {g0} instructions: \
              give a longer smallest --slices or fewer --instructions",
@@ -1572,6 +1575,27 @@ mod tests {
         assert_eq!(all[0], 240);
         // a group that never counted: no estimate
         assert_eq!(estimate(&s, 0, &g, &[0, 0, 0]), None);
+    }
+
+    /// A slice is readable when every count it makes fits the width; at
+    /// 63 bits every count does (the limit is no `i64`), at 64 nothing is checked.
+    #[test]
+    fn a_width_is_too_narrow_only_for_a_count_that_does_not_fit() {
+        let s = [slice(1000, [0, 0, 0, 300, 0, 0, 0, 0])];
+        for bits in [10, 62, 63, 64] {
+            assert_eq!(too_narrow(&s, bits), None, "{bits}");
+        }
+        assert_eq!(
+            too_narrow(&s, 9).unwrap(),
+            "slice 0 takes 1000 cycles, more than a counter of 9 bits counts between two \
+             reads (unit.global_bits = 9)"
+        );
+        let lump = [slice(100, [0, 0, 0, 300, 0, 0, 0, 0])];
+        assert_eq!(
+            too_narrow(&lump, 8).unwrap(),
+            "fmt's `bpred` moves by 300 in slice 0, more than a counter of 8 bits counts \
+             between two reads (unit.global_bits = 8)"
+        );
     }
 
     #[test]

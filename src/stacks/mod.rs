@@ -734,8 +734,9 @@ fn study(
 }
 
 /// Run every source (real run plus the idealised runs of every order), in
-/// parallel on `jobs` threads (0: rayon's default), calling `progress` after each
-/// run finishes with (runs done, runs in all).
+/// parallel on `jobs` threads (0: rayon's default), calling `progress` with
+/// (0, runs in all) before the first run and with (runs done, runs in all)
+/// after each.
 pub fn run_study(
     sources: &[Source],
     s: &Settings,
@@ -765,8 +766,8 @@ impl IdealRuns {
 /// parallel on `jobs` threads (0: one per core; never more threads than
 /// runs), after sorting `work` so that the long runs start first (traces,
 /// then real runs, mask 0); returns each run's result in the sorted
-/// `work`'s order, an error naming its run, and calls `progress` after each
-/// with (runs done, runs in all).
+/// `work`'s order, an error naming its run, and calls `progress` with (0,
+/// runs in all) before the first and (runs done, runs in all) after each.
 pub(crate) fn run_all<T: Send>(
     sources: &[Source],
     work: &mut [(usize, Mask)],
@@ -776,6 +777,10 @@ pub(crate) fn run_all<T: Send>(
 ) -> Result<Vec<Result<T>>> {
     work.sort_by_key(|&(i, m)| (!matches!(sources[i], Source::Trace(_)), m != 0, i, m));
     let total = work.len();
+    if total == 0 {
+        return Ok(Vec::new());
+    }
+    progress(0, total);
     let done = std::sync::atomic::AtomicUsize::new(0);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.min(total))
@@ -934,7 +939,7 @@ pub fn sources(args: &StacksArgs) -> Result<Vec<Source>> {
     args.sources.sources(&args.out, &OUTPUT_FILES)
 }
 
-/// The sources of a study of several (`stacks`, `multiplex`): the
+/// The sources of a study of several (`stacks`, `sweep`, `multiplex`): the
 /// `--workloads` list (`all`, `limits`, `none` or names) seeded `seed`, then
 /// the traces, each with the option that gave it. A trace must be a regular
 /// file whose name a CSV field can hold, must not be one of the study's

@@ -449,7 +449,8 @@ fn run_points(args: &SweepArgs, pts: &[Point], srcs: &[super::Source]) -> Result
                     // (the length a guess: this point's runs for every point left)
                     bar.set_length((before + total * (distinct - point)) as u64);
                     bar.set_position((before + n) as u64);
-                    made.store(n, std::sync::atomic::Ordering::Relaxed);
+                    // (the calls may come out of order: the largest is the count)
+                    made.fetch_max(n, std::sync::atomic::Ordering::Relaxed);
                 },
                 &reuse,
             )
