@@ -434,6 +434,36 @@ fn outputs_are_complete_well_formed_and_the_same_on_any_number_of_threads() {
         serde_json::from_str(&std::fs::read_to_string(d1.join("multiplex.json")).unwrap()).unwrap();
     assert_eq!(j["studies"].as_array().unwrap().len(), 2);
     assert_eq!(j["schedules"], 5);
+    // the command reference's section documents both CSV headers and every
+    // key of the JSON file: top level, a study, a set-up, a method's
+    // results, a summary row
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/cli.md"))
+        .expect("docs/cli.md");
+    let head = "## `cpistack multiplex`";
+    let sec = &doc[doc.find(head).expect("a multiplex section")..];
+    let sec = &sec[..sec[head.len()..]
+        .find("\n## ")
+        .map_or(sec.len(), |e| e + head.len())];
+    for h in [CSV_HEADER, SUMMARY_CSV_HEADER] {
+        assert!(sec.contains(&format!("\n  {h}\n")), "docs/cli.md: {h}");
+    }
+    let study = &j["studies"][0];
+    for o in [
+        &j,
+        study,
+        &study["setups"][0],
+        &study["setups"][0]["methods"]["fmt"],
+        &j["summary"][0],
+    ] {
+        for k in o.as_object().expect("an object").keys() {
+            assert!(
+                sec.contains(&format!("`{k}`"))
+                    || CSV_HEADER.contains(k.as_str())
+                    || SUMMARY_CSV_HEADER.contains(k.as_str()),
+                "docs/cli.md, {head}: no key `{k}`"
+            );
+        }
+    }
     let svg = std::fs::read_to_string(d1.join("multiplex.svg")).unwrap();
     cpistack::stacks::xml_well_formed(&svg).unwrap();
     // a line per method, basis and count in the row of means and in the
