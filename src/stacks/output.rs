@@ -686,7 +686,15 @@ pub fn html(r: &Report) -> String {
             census_table(st)
         );
     }
-    s.push_str("<p>Files: <a href=\"stacks.csv\">stacks.csv</a>, <a href=\"stacks.json\">stacks.json</a>, <a href=\"penalties.csv\">penalties.csv</a>, <a href=\"census.csv\">census.csv</a>.</p>\n</body></html>\n");
+    s.push_str("<p>Files: <a href=\"stacks.csv\">stacks.csv</a>, <a href=\"stacks.json\">stacks.json</a>, <a href=\"penalties.csv\">penalties.csv</a>, <a href=\"census.csv\">census.csv</a>.</p>\n");
+    s.push_str(
+        "<p>Beyond this study: <code>cpistack phases</code> reads the same runs \
+         every N instructions (do the stacks hold over an interval?), and \
+         <code>cpistack multiplex</code> reads FMT's counters through fewer physical \
+         counters, multiplexed. <code>make paper</code> writes their pages beside \
+         this one, in <code>phases/xz/</code>, <code>phases/sqlite3/</code> and \
+         <code>multiplex/</code>.</p>\n</body></html>\n",
+    );
     s
 }
 
