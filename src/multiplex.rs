@@ -59,7 +59,7 @@ pub const FEW_ROUNDS: usize = 10;
 pub const MIN_SLICE: u64 = 1_000;
 
 /// Most slices of the smallest length a run may be cut into, per basis
-/// (each is kept until the study is measured: 232 bytes a slice).
+/// (each is kept until the study is measured: 224 bytes a slice).
 pub const MAX_SLICES: usize = 100_000;
 
 /// Most random schedules a study may draw.
@@ -105,19 +105,17 @@ impl Basis {
     }
 }
 
-/// What one slice moved: its cycles and instructions, and each method's
+/// What one slice moved: its cycles, and each method's
 /// components over it ([`METHODS`] order; index 0, base, unused).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Slice {
     pub cycles: u64,
-    pub instructions: u64,
     pub moved: [Stack; 3],
 }
 
 impl Slice {
     fn add(&mut self, o: &Slice) {
         self.cycles += o.cycles;
-        self.instructions += o.instructions;
         for (a, b) in self.moved.iter_mut().zip(&o.moved) {
             for (x, y) in a.iter_mut().zip(b) {
                 *x += y;
@@ -130,7 +128,6 @@ impl Slice {
 #[derive(Clone, Copy, Debug)]
 struct Read {
     cycles: u64,
-    instructions: u64,
     units: [Counters; 2],
     power5: Stack,
 }
@@ -162,7 +159,6 @@ impl Sampler {
     fn read(&self) -> Read {
         Read {
             cycles: self.cycles,
-            instructions: self.instructions,
             units: [self.units[0].view().counters, self.units[1].view().counters],
             power5: self.power5.stack(),
         }
@@ -187,7 +183,6 @@ impl Sampler {
         let k = c.slices.len();
         let mut s = Slice {
             cycles,
-            instructions: now.instructions - c.last.instructions,
             moved: [[0; NCOMP]; 3],
         };
         for (j, m) in METHODS.iter().enumerate().take(2) {
@@ -275,7 +270,6 @@ fn real_run(src: &Source, s: &Settings, every: u64) -> Result<RealOut> {
     ];
     let start = Read {
         cycles: 0,
-        instructions: 0,
         units: [units[0].view().counters, units[1].view().counters],
         power5: [0; NCOMP],
     };
@@ -635,6 +629,34 @@ fn max(v: &[f64]) -> f64 {
     v.iter().copied().fold(0.0, f64::max)
 }
 
+/// A method's results over the multiplexed stacks `ests` of its schedules
+/// (at least one), against its `full` stack and the `reference`.
+fn method_result(
+    ests: impl Iterator<Item = Stack>,
+    full: &Stack,
+    reference: &Stack,
+    cycles: u64,
+) -> MethodResult {
+    let (mut sam, mut err, mut rel) = (vec![], vec![], vec![]);
+    let mut first = None;
+    for est in ests {
+        sam.push(error_pp(&est, full, cycles));
+        err.push(error_pp(&est, reference, cycles));
+        rel.push(rel_error_pct(&est, full, cycles));
+        first.get_or_insert(est);
+    }
+    MethodResult {
+        full_error_pp: error_pp(full, reference, cycles),
+        sampling_mean_pp: mean(&sam),
+        sampling_max_pp: max(&sam),
+        error_mean_pp: mean(&err),
+        error_max_pp: max(&err),
+        rel_mean_pct: mean(&rel),
+        rel_max_pct: max(&rel),
+        first_stack: first.expect("at least one schedule"),
+    }
+}
+
 /// The set-ups of `plan` on the real run's slices.
 fn measure(
     plan: &Plan,
@@ -688,33 +710,23 @@ fn measure(
                             }
                         })
                         .collect();
-                    let mut methods = BTreeMap::new();
-                    for (m, name) in METHODS.iter().enumerate() {
-                        let full = &real.full[m];
-                        let (mut sam, mut err, mut rel) = (vec![], vec![], vec![]);
-                        let mut first = None;
-                        for a in &actives {
-                            let est = estimate(&coarse, m, &groups, a)
-                                .expect("every group counts in the first round");
-                            sam.push(error_pp(&est, full, cycles));
-                            err.push(error_pp(&est, reference, cycles));
-                            rel.push(rel_error_pct(&est, full, cycles));
-                            first.get_or_insert(est);
-                        }
-                        methods.insert(
-                            name.to_string(),
-                            MethodResult {
-                                full_error_pp: error_pp(full, reference, cycles),
-                                sampling_mean_pp: mean(&sam),
-                                sampling_max_pp: max(&sam),
-                                error_mean_pp: mean(&err),
-                                error_max_pp: max(&err),
-                                rel_mean_pct: mean(&rel),
-                                rel_max_pct: max(&rel),
-                                first_stack: first.expect("at least one schedule"),
-                            },
-                        );
-                    }
+                    let methods = METHODS
+                        .iter()
+                        .enumerate()
+                        .map(|(m, name)| {
+                            let est = |a: &Vec<usize>| {
+                                estimate(&coarse, m, &groups, a)
+                                    .expect("every group counts in the first round")
+                            };
+                            let r = method_result(
+                                actives.iter().map(est),
+                                &real.full[m],
+                                reference,
+                                cycles,
+                            );
+                            (name.to_string(), r)
+                        })
+                        .collect();
                     setups.push(Setup {
                         basis: *b,
                         slice: g,
@@ -1521,7 +1533,6 @@ mod tests {
         st[1..].copy_from_slice(&comps);
         Slice {
             cycles,
-            instructions: cycles,
             moved: [st, st, st],
         }
     }
