@@ -595,6 +595,18 @@ pub fn run(args: &RunArgs) -> Result<()> {
         "  branches {}, decode redirects {}, wrong-path fetched {} / dispatched {}, ROB-full cycles {}, LSQ-full cycles {}, branch-limit cycles {}",
         s.branches, s.fe_redirects, s.wrong_path_fetched, s.wrong_path_dispatched, s.rob_full_cycles, s.lsq_full_cycles, s.branch_full_cycles
     );
+    for (level, w) in [("l1d", &s.head_waits.l1d), ("l2d", &s.head_waits.l2d)] {
+        if w.total() > 0 {
+            crate::reportln!(
+                "  head waits on the D-cache, window full (FMT's {level}): {} cycles: its own miss {}, a pending hit {}, a late prefetch {}, no MSHR free {}",
+                w.total(),
+                w.miss,
+                w.pending_hit,
+                w.late_prefetch,
+                w.mshr_wait
+            );
+        }
+    }
     if let Some(t) = &r.trace {
         crate::reportln!(
             "  trace: {} records read, wrong path found in the code image {} / {} ({})",

@@ -45,6 +45,9 @@ pub struct Cache {
     level: Vec<Level>,
     /// Installed by a prefetch and not yet used by a demand access.
     prefetched: Vec<bool>,
+    /// The line's last fill was requested by a prefetch (kept after use: a
+    /// demand access that merges with the fill in flight is a late prefetch).
+    by_prefetch: Vec<bool>,
     mshr: Vec<u64>,
     clock: u64,
     /// Lines installed so far (changes whenever the contents change).
@@ -66,6 +69,7 @@ impl Cache {
             ready: vec![0; n],
             level: vec![Level::Hit; n],
             prefetched: vec![false; n],
+            by_prefetch: vec![false; n],
             mshr: vec![0; mshrs as usize],
             clock: 0,
             fills: 0,
@@ -190,6 +194,14 @@ impl Cache {
         self.ready[i] = ready;
         self.level[i] = level;
         self.prefetched[i] = prefetched;
+        self.by_prefetch[i] = prefetched;
+    }
+
+    /// Whether the line of `addr` is present and its last fill was requested
+    /// by a prefetch (`fill(.., prefetched = true)`), used or not since.
+    pub fn filled_by_prefetch(&self, addr: u64) -> bool {
+        self.find(self.line_of(addr))
+            .is_some_and(|i| self.by_prefetch[i])
     }
 }
 
@@ -288,6 +300,12 @@ mod tests {
         c.fill(0x200, 0, Level::Next, true);
         assert!(c.access(0x200).1);
         assert!(!c.access(0x200).1);
+        // the origin of the fill outlives the first use
+        assert!(c.filled_by_prefetch(0x200));
+        // a demand fill of the line replaces it; an absent line was no prefetch's
+        c.fill(0x200, 0, Level::Next, false);
+        assert!(!c.filled_by_prefetch(0x200));
+        assert!(!c.filled_by_prefetch(0x400));
     }
 
     #[test]

@@ -38,6 +38,9 @@ const M_L2D: u8 = 16;
 const M_DTLB: u8 = 32;
 /// The instruction's fetch waited on an I-miss (`dispatched_imiss`).
 const M_IWAIT: u8 = 64;
+/// A load whose line was on its way, requested by a prefetch (a late
+/// prefetch; `Stats::head_waits`).
+const M_LATE_PF: u8 = 128;
 // events counted in the all-path statistics (`Uop::counted`, a field of its
 // own): the miss bits above but `M_IWAIT`, and these two in its place and
 // the free bit
@@ -470,6 +473,7 @@ impl<S: InstrSource> Core<S> {
             ..CycleEvents::default()
         };
         self.fe_blocked = false;
+        let window_full = self.tail - self.head == self.g.rob || self.ev.backend_full;
         if counting {
             self.stats.cycles += 1;
             if self.tail - self.head == self.g.rob {
@@ -481,6 +485,9 @@ impl<S: InstrSource> Core<S> {
             }
         }
         self.retire(counting);
+        if counting && window_full && self.ev.retired == 0 {
+            self.count_head_wait();
+        }
         self.execute(counting);
         self.dispatch(counting);
         self.decode(counting);
@@ -615,6 +622,34 @@ impl<S: InstrSource> Core<S> {
         } else {
             self.head_cause(&self.rob[self.slot(self.head)])
         };
+    }
+
+    /// A counted cycle whose window was full at its start and that commits
+    /// nothing: if the head waits on the D-cache (FMT charges the cycle to
+    /// `l1d` or `l2d`), count why (`Stats::head_waits`).
+    fn count_head_wait(&mut self) {
+        let own = match self.ev.head {
+            HeadCause::L1d => M_L1D,
+            HeadCause::L2d => M_L2D,
+            _ => return,
+        };
+        let u = &self.rob[self.slot(self.head)];
+        debug_assert_eq!(u.class, OpClass::Load, "only a load waits on the D-cache");
+        let hw = &mut self.stats.head_waits;
+        let split = if own == M_L1D {
+            &mut hw.l1d
+        } else {
+            &mut hw.l2d
+        };
+        if u.done == NONE {
+            split.mshr_wait += 1;
+        } else if u.miss & own != 0 {
+            split.miss += 1;
+        } else if u.miss & M_LATE_PF != 0 {
+            split.late_prefetch += 1;
+        } else {
+            split.pending_hit += 1;
+        }
     }
 
     fn head_cause(&self, u: &Uop) -> HeadCause {
@@ -842,6 +877,9 @@ impl<S: InstrSource> Core<S> {
             let r = match look {
                 Lookup::Present { ready, level } => {
                     if ready > t0 + l1 {
+                        if self.l1d.filled_by_prefetch(addr) {
+                            miss |= M_LATE_PF;
+                        }
                         (ready, level)
                     } else {
                         (t0 + l1, Level::Hit)
@@ -893,7 +931,13 @@ impl<S: InstrSource> Core<S> {
             return (hit_at, Level::Next);
         }
         match self.l2.access(addr).0 {
-            Lookup::Present { ready, level } => from_l2(hit_at, ready, level),
+            Lookup::Present { ready, level } => {
+                let r = from_l2(hit_at, ready, level);
+                if r.1 == Level::Memory && self.l2.filled_by_prefetch(addr) {
+                    *miss |= M_LATE_PF;
+                }
+                r
+            }
             Lookup::Miss => {
                 *miss |= M_L2D;
                 let arr = hit_at + self.g.mem_lat;
@@ -925,7 +969,9 @@ impl<S: InstrSource> Core<S> {
                         }
                         let arr = t + self.g.mem_lat;
                         self.l2.mshr_alloc(now, arr);
-                        self.l2.fill(a, arr, Level::Memory, false);
+                        // marked as a prefetch's, for `Stats::head_waits`
+                        // (the L2's first-use bit is read by nothing)
+                        self.l2.fill(a, arr, Level::Memory, true);
                         (arr, Level::Memory)
                     }
                 }

@@ -21,7 +21,7 @@ pub mod workloads;
 pub use crate::core::Core;
 pub use config::{Config, Ideal};
 pub use isa::{BranchKind, Instr, InstrSource, OpClass, SourceError};
-pub use stats::{MissCounts, Stats};
+pub use stats::{HeadWaits, MissCounts, Stats, WaitSplit};
 
 /// Errors of the simulator.
 #[derive(Debug, thiserror::Error)]

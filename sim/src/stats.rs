@@ -82,6 +82,68 @@ pub struct Stats {
     /// written before it was counted still reads back whole.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub branch_full_cycles: u64,
+    /// What the ROB head waited for in the cycles FMT charges to a data
+    /// miss: its own miss, a pending hit, a late prefetch, or an MSHR
+    /// (Chen and Aamodt's distinction). Left out of the JSON when every
+    /// count is 0 (no such wait), and read as zeros from a report written
+    /// before it was counted.
+    #[serde(default, skip_serializing_if = "HeadWaits::is_zero")]
+    pub head_waits: HeadWaits,
+}
+
+/// The cycles in which the window is full at the start (the ROB, or another
+/// structure the core reports as `backend_full`), nothing commits and the ROB
+/// head is a load waiting on the D-cache: the cycles FMT's `l1d` and `l2d`
+/// counters take, split by why the load waits. Each level's four counts add
+/// up to that counter exactly (tests/it/sim.rs).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeadWaits {
+    /// The head waits on a line coming from the L2 (FMT's `l1d`).
+    pub l1d: WaitSplit,
+    /// The head waits on a line coming from memory (FMT's `l2d`).
+    pub l2d: WaitSplit,
+}
+
+impl HeadWaits {
+    /// No such wait counted.
+    pub fn is_zero(&self) -> bool {
+        *self == HeadWaits::default()
+    }
+}
+
+/// Why a load at the ROB head waits on a line of one level.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitSplit {
+    /// Its own miss: the load took the MSHR that brings the line.
+    pub miss: u64,
+    /// A pending hit: the line was already on its way, requested by an
+    /// earlier demand access (a load or store, on any path) to the same line.
+    pub pending_hit: u64,
+    /// A pending hit on a line a prefetch requested: the prefetch was late.
+    pub late_prefetch: u64,
+    /// The load has not started: every MSHR it needs is busy.
+    pub mshr_wait: u64,
+}
+
+impl WaitSplit {
+    /// The four counts added up (saturating: a report read back may hold
+    /// any numbers).
+    pub fn total(&self) -> u64 {
+        self.miss
+            .saturating_add(self.pending_hit)
+            .saturating_add(self.late_prefetch)
+            .saturating_add(self.mshr_wait)
+    }
+
+    /// Every count with its field's name, in declaration order.
+    pub fn named(&self) -> [(&'static str, u64); 4] {
+        [
+            ("miss", self.miss),
+            ("pending_hit", self.pending_hit),
+            ("late_prefetch", self.late_prefetch),
+            ("mshr_wait", self.mshr_wait),
+        ]
+    }
 }
 
 impl Stats {
@@ -118,5 +180,38 @@ mod tests {
         for (k, v) in m.named() {
             assert_eq!(fields[k], serde_json::json!(v), "{k}");
         }
+    }
+
+    /// `WaitSplit::named` names every field, and `total` adds them all.
+    #[test]
+    fn wait_split_names_and_adds_every_field() {
+        let w = WaitSplit {
+            miss: 1,
+            pending_hit: 20,
+            late_prefetch: 300,
+            mshr_wait: 4000,
+        };
+        let j = serde_json::to_value(w).unwrap();
+        let fields = j.as_object().unwrap();
+        assert_eq!(fields.len(), w.named().len());
+        for (k, v) in w.named() {
+            assert_eq!(fields[k], serde_json::json!(v), "{k}");
+        }
+        assert_eq!(w.total(), 4321);
+    }
+
+    /// `head_waits` is left out when all zero, written otherwise, and a
+    /// report without it (or written before it was counted) reads it as zeros.
+    #[test]
+    fn head_waits_are_left_out_when_zero_and_read_back_as_zeros() {
+        let j = serde_json::to_value(Stats::default()).unwrap();
+        assert!(j.get("head_waits").is_none(), "{j}");
+        let s: Stats = serde_json::from_value(j).unwrap();
+        assert_eq!(s.head_waits, HeadWaits::default());
+        let mut s = Stats::default();
+        s.head_waits.l2d.pending_hit = 7;
+        let j = serde_json::to_value(&s).unwrap();
+        assert_eq!(j["head_waits"]["l2d"]["pending_hit"], 7);
+        assert_eq!(serde_json::from_value::<Stats>(j).unwrap(), s);
     }
 }

@@ -1933,6 +1933,19 @@ fn check_consistent(r: &Report) -> Result<()> {
             st.instructions
         );
         check_stats_relations(name, &st.stats)?;
+        // the head-wait split adds up to FMT's data-miss counters (absent:
+        // no such wait, or a report from before it was counted)
+        let hw = &st.stats.head_waits;
+        if let (false, Some(fmt)) = (hw.is_zero(), st.stacks.get("fmt")) {
+            for (level, split, comp) in [("l1d", &hw.l1d, Comp::L1d), ("l2d", &hw.l2d, Comp::L2d)] {
+                ensure!(
+                    i64::try_from(split.total()).ok() == Some(fmt[comp as usize]),
+                    "stacks.json: study `{name}`: stats.head_waits.{level} adds up to {}, but FMT's {level} is {}",
+                    split.total(),
+                    fmt[comp as usize]
+                );
+            }
+        }
         let have: std::collections::BTreeSet<&String> = st.ideal_runs.keys().collect();
         ensure!(
             have == names.iter().collect(),

@@ -665,6 +665,13 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
         "study `mlp`: stats.rob_full_cycles + lsq_full_cycles + branch_full_cycles is",
     );
     edit_json(
+        &|j| {
+            let m = &mut j["studies"][1]["stats"]["head_waits"]["l2d"]["miss"];
+            *m = (m.as_u64().unwrap() + 1).into();
+        },
+        "study `mlp`: stats.head_waits.l2d adds up to",
+    );
+    edit_json(
         &|j| j["studies"][0]["stats"]["branches"] = 0.into(),
         "study `balanced`: stats.committed.mispredicts is",
     );
