@@ -218,9 +218,12 @@ paper: release
 ## machines whose load/store queue or branch limit fills first again with the
 ## paper's unit (no backend_full) into report/sweep-paper-unit/; then the
 ## unit's own size (local counter width, rows) on the suite and both traces
-## into report/sweep-unit/ (about 12 minutes on this 2-vCPU Xeon;
-## docs/accuracy.md discusses the results).
+## into report/sweep-unit/; then the memory system of Chen and Aamodt (MSHRs,
+## the three prefetchers) on the suite and both traces into
+## report/sweep-memory/ (about 24 minutes in all on this 2-vCPU Xeon, half of
+## it the last; docs/accuracy.md discusses the results).
 sweep: release
 	$(BIN) sweep --instructions 1000000 --vary core.rob_entries=64,256 --vary core.lsq_entries=32,128 --vary core.frontend_stages=10 --vary memory_latency=100,500 --vary prefetch.kind=stride --out report/sweep
 	$(BIN) sweep --instructions 1000000 --set core.report_backend_full=false --vary core.rob_entries=256 --vary core.lsq_entries=32 --vary core.fmt_rows=8,16 --out report/sweep-paper-unit
 	$(BIN) sweep --instructions 1000000 --vary unit.local_bits=6,8,9,10,12 --vary core.fmt_rows=8,16,32 --traces $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz,$(TRACES)/sqlite3_x86_skip100M_13M.champsimtrace.xz --out report/sweep-unit
+	$(BIN) sweep --instructions 1000000 --vary l1d.mshrs=1,2,4 --vary l2.mshrs=2,4 --vary prefetch.kind=next_line,tagged,stride --traces $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz,$(TRACES)/sqlite3_x86_skip100M_13M.champsimtrace.xz --out report/sweep-memory

@@ -913,7 +913,8 @@ pub struct StacksArgs {
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Also print, per study, every method's stack (shares of the cycles,
-    /// with the reference's and each method's error) on standard output.
+    /// with the reference's and each method's error), and why the ROB head
+    /// waited in FMT's `l1d` and `l2d` cycles, on standard output.
     #[arg(long)]
     pub detail: bool,
     /// Run nothing: check that `--out` holds a complete, well-formed set of

@@ -444,7 +444,8 @@ pub fn saturation_warning(r: &Report) -> Option<String> {
 /// `stacks --detail`: per study, each method's stack as shares of the real
 /// run's cycles (one row a method, the reference's three orders first) and
 /// the method's error against the standard order, the text form of the
-/// table under each study's chart in `index.html`.
+/// table under each study's chart in `index.html`; then, for FMT's `l1d`
+/// and `l2d` cycles, why the head load waited (`stats.head_waits`).
 pub fn detail_text(r: &Report) -> String {
     let mut s = String::new();
     for st in &r.studies {
@@ -465,6 +466,20 @@ pub fn detail_text(r: &Report) -> String {
             }
             let e = (st.errors_pp.get(m)).map_or_else(|| "-".into(), |e| format!("{e:.2}"));
             let _ = writeln!(s, " {e:>8}");
+        }
+        let hw = &st.stats.head_waits;
+        for (level, w) in [("l1d", &hw.l1d), ("l2d", &hw.l2d)] {
+            if w.total() > 0 {
+                let pct = |n: u64| 100.0 * n as f64 / w.total() as f64;
+                let _ = writeln!(
+                    s,
+                    "why FMT's {level} head waited: its own miss {:.1} %, a pending hit {:.1} %, a late prefetch {:.1} %, no MSHR free {:.1} %",
+                    pct(w.miss),
+                    pct(w.pending_hit),
+                    pct(w.late_prefetch),
+                    pct(w.mshr_wait)
+                );
+            }
         }
     }
     s

@@ -1131,11 +1131,13 @@ fn the_text_table_shows_each_studys_shares_and_errors_and_the_summaries() {
 /// `stacks --detail`: per study a title with its kind, CPI and cycles, then
 /// one row a method (all eight, under their short labels, the standard-order
 /// reference first) with its nine shares and its error (`-` for the
-/// reference itself); each number read back and held to the report's.
+/// reference itself); each number read back and held to the report's. Then
+/// a line for each of FMT's `l1d` and `l2d` that has cycles: why the head
+/// load waited, as shares of them (`stream`: its own miss and pending hits).
 #[test]
 fn the_detail_table_shows_every_methods_stack_per_study() {
     let r = run(
-        vec![suite_source("icache"), suite_source("longlat")],
+        vec![suite_source("icache"), suite_source("stream")],
         &settings(10_000, 2_000),
     );
     let t = stacks::detail_text(&r);
@@ -1177,6 +1179,38 @@ fn the_detail_table_shows_every_methods_stack_per_study() {
                 Some(e) => assert!((f[10].parse::<f64>().unwrap() - e).abs() <= 5e-3, "{line}"),
                 None => assert_eq!(f[10], "-", "{line}"),
             }
+        }
+        let hw = &st.stats.head_waits;
+        for (level, w) in [("l1d", &hw.l1d), ("l2d", &hw.l2d)] {
+            if w.total() == 0 {
+                continue;
+            }
+            let line = lines.next().unwrap();
+            let prefix = format!("why FMT's {level} head waited: ");
+            assert!(line.starts_with(&prefix), "{line}");
+            let got: Vec<f64> = line[prefix.len()..]
+                .split(", ")
+                .map(|p| {
+                    p.trim_end_matches(" %")
+                        .rsplit(' ')
+                        .next()
+                        .unwrap()
+                        .parse()
+                        .unwrap()
+                })
+                .collect();
+            let want: Vec<f64> = w
+                .named()
+                .iter()
+                .map(|&(_, n)| 100.0 * n as f64 / w.total() as f64)
+                .collect();
+            assert_eq!(got.len(), 4, "{line}");
+            for (g, x) in got.iter().zip(&want) {
+                assert!((g - x).abs() <= 0.05 + 1e-9, "{line}: {want:?}");
+            }
+        }
+        if st.name == "stream" {
+            assert!(hw.l2d.miss > 0 && hw.l2d.pending_hit > 0, "{hw:?}");
         }
     }
     assert_eq!(lines.next(), None);
