@@ -198,10 +198,21 @@ impl Cache {
     }
 
     /// Whether the line of `addr` is present and its last fill was requested
-    /// by a prefetch (`fill(.., prefetched = true)`), used or not since.
+    /// by a prefetch (`fill(.., prefetched = true)`, or as set by
+    /// [`set_prefetch_origin`](Self::set_prefetch_origin)), used or not since.
     pub fn filled_by_prefetch(&self, addr: u64) -> bool {
         self.find(self.line_of(addr))
             .is_some_and(|i| self.by_prefetch[i])
+    }
+
+    /// Say whose request the present line of `addr` is coming with, when it
+    /// is not the fill's own: an L1 fill that merged with the next level's
+    /// line in flight comes with that line's request (nothing if absent).
+    /// Changes nothing but [`filled_by_prefetch`](Self::filled_by_prefetch).
+    pub fn set_prefetch_origin(&mut self, addr: u64, by_prefetch: bool) {
+        if let Some(i) = self.find(self.line_of(addr)) {
+            self.by_prefetch[i] = by_prefetch;
+        }
     }
 }
 
@@ -306,6 +317,14 @@ mod tests {
         c.fill(0x200, 0, Level::Next, false);
         assert!(!c.filled_by_prefetch(0x200));
         assert!(!c.filled_by_prefetch(0x400));
+        // the origin set apart from the fill, and only that
+        c.set_prefetch_origin(0x200, true);
+        assert!(c.filled_by_prefetch(0x200));
+        assert!(!c.access(0x200).1, "the first-use bit is the fill's");
+        c.set_prefetch_origin(0x200, false);
+        assert!(!c.filled_by_prefetch(0x200));
+        c.set_prefetch_origin(0x400, true);
+        assert!(!c.filled_by_prefetch(0x400), "absent: nothing to mark");
     }
 
     #[test]

@@ -42,8 +42,8 @@ const M_IWAIT: u8 = 64;
 /// prefetch; `Stats::head_waits`).
 const M_LATE_PF: u8 = 128;
 // events counted in the all-path statistics (`Uop::counted`, a field of its
-// own): the miss bits above but `M_IWAIT`, and these two in its place and
-// the free bit
+// own): the miss bits above but `M_IWAIT` and `M_LATE_PF` (never counted),
+// and these two in their places
 const C_LONGLAT: u8 = 64;
 const C_MISPRED: u8 = 128;
 
@@ -890,6 +890,11 @@ impl<S: InstrSource> Core<S> {
                     let (arr, lvl) = self.l2_access(addr, t0 + l1, &mut miss);
                     self.l1d.mshr_alloc(now, arr);
                     self.l1d.fill(addr, arr, lvl, false);
+                    if miss & M_LATE_PF != 0 {
+                        // merged with a prefetch's line in flight in the L2:
+                        // the loads that merge with this fill wait on it too
+                        self.l1d.set_prefetch_origin(addr, true);
+                    }
                     (arr, lvl)
                 }
             };
@@ -957,12 +962,19 @@ impl<S: InstrSource> Core<S> {
                 continue;
             }
             let t = now + self.g.l1d_lat + self.g.l2_lat;
+            // the prefetch merges with a demand miss in flight in the L2:
+            // the loads that merge with its fill wait on a demand's request
+            let mut on_demand = false;
             let (arr, lvl) = if self.ideal.l2d {
                 self.l2.ideal_touch(a, t);
                 (t, Level::Next)
             } else {
                 match self.l2.access(a).0 {
-                    Lookup::Present { ready, level } => from_l2(t, ready, level),
+                    Lookup::Present { ready, level } => {
+                        let r = from_l2(t, ready, level);
+                        on_demand = r.1 == Level::Memory && !self.l2.filled_by_prefetch(a);
+                        r
+                    }
                     Lookup::Miss => {
                         if !self.l2.mshr_free(now) {
                             continue;
@@ -978,6 +990,9 @@ impl<S: InstrSource> Core<S> {
             };
             self.l1d.mshr_alloc(now, arr);
             self.l1d.fill(a, arr, lvl, true);
+            if on_demand {
+                self.l1d.set_prefetch_origin(a, false);
+            }
         }
         self.pf_buf = buf;
     }

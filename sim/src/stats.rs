@@ -121,7 +121,9 @@ pub struct WaitSplit {
     pub pending_hit: u64,
     /// A pending hit on a line a prefetch requested: the prefetch was late.
     pub late_prefetch: u64,
-    /// The load has not started: every MSHR it needs is busy.
+    /// The load has not started: a level it needs had no MSHR free (the L1D's
+    /// or the L2's; counted at the level the line would come from, so an
+    /// `l2d` MSHR wait may be for an L1D MSHR).
     pub mshr_wait: u64,
 }
 

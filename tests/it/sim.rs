@@ -350,4 +350,20 @@ fn head_waits_split_fmts_data_miss_cycles_by_why_the_head_load_waits() {
             );
         }
     }
+    // a direct-mapped L1D of eight lines evicts prefetched lines before they
+    // arrive: a load then misses the L1 and merges with the prefetch in the
+    // L2, and the loads that merge with its fill wait on that prefetch too.
+    // Measured: 17 752 late-prefetch cycles, 906 pending-hit; 16 192 and
+    // 2 466 when the L2's prefetch origin is not seen, 17 104 and 1 554 when
+    // the L1 fill does not inherit it
+    let mut a = args("stream", 20_000, 1);
+    a.warmup = 150_000;
+    a.check = false;
+    a.machine.set = ["prefetch.kind=stride", "l1d.size=512", "l1d.ways=1"]
+        .map(String::from)
+        .to_vec();
+    let r = simulate(&a).unwrap();
+    let w = &r.stats.head_waits.l2d;
+    assert!(w.late_prefetch > 15 * w.pending_hit, "{w:?}");
+    assert_eq!(w.total(), r.units["fmt"].counters["l2d"]);
 }
