@@ -554,6 +554,7 @@ impl<S: InstrSource> Core<S> {
 
     // ---------------------------------------------------------------- retire
 
+    #[inline(always)]
     fn retire(&mut self, counting: bool) {
         // the warm-up ends, and the measurement stops, at exactly their counts
         let budget = if counting {
