@@ -467,22 +467,32 @@ pub fn detail_text(r: &Report) -> String {
             let e = (st.errors_pp.get(m)).map_or_else(|| "-".into(), |e| format!("{e:.2}"));
             let _ = writeln!(s, " {e:>8}");
         }
-        let hw = &st.stats.head_waits;
-        for (level, w) in [("l1d", &hw.l1d), ("l2d", &hw.l2d)] {
-            if w.total() > 0 {
-                let pct = |n: u64| 100.0 * n as f64 / w.total() as f64;
-                let _ = writeln!(
-                    s,
-                    "why FMT's {level} head waited: its own miss {:.1} %, a pending hit {:.1} %, a late prefetch {:.1} %, no MSHR free {:.1} %",
-                    pct(w.miss),
-                    pct(w.pending_hit),
-                    pct(w.late_prefetch),
-                    pct(w.mshr_wait)
-                );
-            }
+        for line in head_wait_lines(st) {
+            let _ = writeln!(s, "{line}");
         }
     }
     s
+}
+
+/// For each of FMT's `l1d` and `l2d` that has cycles, why the ROB head load
+/// waited in them, as shares of them (`stats.head_waits`): the lines of
+/// `stacks --detail` and the sentences under each study's tables.
+pub fn head_wait_lines(st: &Study) -> Vec<String> {
+    let hw = &st.stats.head_waits;
+    [("l1d", &hw.l1d), ("l2d", &hw.l2d)]
+        .into_iter()
+        .filter(|(_, w)| w.total() > 0)
+        .map(|(level, w)| {
+            let pct = |n: u64| 100.0 * n as f64 / w.total() as f64;
+            format!(
+                "why FMT's {level} head waited: its own miss {:.1} %, a pending hit {:.1} %, a late prefetch {:.1} %, no MSHR free {:.1} %",
+                pct(w.miss),
+                pct(w.pending_hit),
+                pct(w.late_prefetch),
+                pct(w.mshr_wait)
+            )
+        })
+        .collect()
 }
 
 fn study_table(st: &Study) -> String {
@@ -691,14 +701,18 @@ pub fn html(r: &Report) -> String {
     for st in &r.studies {
         let _ = writeln!(
             s,
-            "<details><summary>{} ({}{}, CPI {:.3}, overlap {:.2} %)</summary>{}{}</details>",
+            "<details><summary>{} ({}{}, CPI {:.3}, overlap {:.2} %)</summary>{}{}{}</details>",
             esc(&st.name),
             esc(&st.kind),
             st.seed.map(|x| format!(", seed {x}")).unwrap_or_default(),
             st.cpi,
             100.0 * st.overlap.fraction,
             study_table(st),
-            census_table(st)
+            census_table(st),
+            head_wait_lines(st)
+                .iter()
+                .map(|l| format!("<p>{} (<code>stats.head_waits</code>)</p>", esc(l)))
+                .collect::<String>()
         );
     }
     s.push_str("<p>Files: <a href=\"stacks.csv\">stacks.csv</a>, <a href=\"stacks.json\">stacks.json</a>, <a href=\"penalties.csv\">penalties.csv</a>, <a href=\"census.csv\">census.csv</a>.</p>\n");

@@ -940,6 +940,36 @@ fn check_page(html: &str, r: &Report, dir: &std::path::Path) {
         );
         let ov = format!("overlap {:.2} %", 100.0 * st.overlap.fraction);
         assert!(sec.contains(&ov), "{}: {ov}", st.name);
+        // after the tables, why the head load waited in FMT's data-miss
+        // cycles, for each level that has some
+        let hw = &st.stats.head_waits;
+        for (level, w) in [("l1d", &hw.l1d), ("l2d", &hw.l2d)] {
+            let at = sec.find(&format!("<p>why FMT's {level} head waited: "));
+            if w.total() == 0 {
+                assert_eq!(at, None, "{} {level}: no head waits, no sentence", st.name);
+                continue;
+            }
+            let p = &sec[at.unwrap_or_else(|| panic!("{} {level}: no sentence", st.name))..];
+            let p = &p[..p.find("</p>").unwrap()];
+            let shown: Vec<f64> = p
+                .split(" %")
+                .filter_map(|c| c.rsplit(' ').next()?.parse().ok())
+                .collect();
+            let want: Vec<f64> = w
+                .named()
+                .iter()
+                .map(|&(_, n)| 100.0 * n as f64 / w.total() as f64)
+                .collect();
+            assert_eq!(shown.len(), 4, "{p}");
+            for (s, x) in shown.iter().zip(&want) {
+                assert!(
+                    near(*s, *x, 0.0501),
+                    "{} {level}: {p}, want {want:?}",
+                    st.name
+                );
+            }
+            assert!(p.ends_with("(<code>stats.head_waits</code>)"), "{p}");
+        }
         // the stacks' table, then the census's
         let split = sec.find("</table>").unwrap();
         let (sec, census) = sec.split_at(split + "</table>".len());
