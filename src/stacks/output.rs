@@ -485,7 +485,7 @@ pub fn head_wait_lines(st: &Study) -> Vec<String> {
         .map(|(level, w)| {
             let pct = |n: u64| 100.0 * n as f64 / w.total() as f64;
             format!(
-                "why FMT's {level} head waited: its own miss {:.1} %, a pending hit {:.1} %, a late prefetch {:.1} %, no MSHR free {:.1} %",
+                "Why FMT's {level} head waited: its own miss {:.1} %, a pending hit {:.1} %, a late prefetch {:.1} %, no MSHR free {:.1} %",
                 pct(w.miss),
                 pct(w.pending_hit),
                 pct(w.late_prefetch),

@@ -944,7 +944,7 @@ fn check_page(html: &str, r: &Report, dir: &std::path::Path) {
         // cycles, for each level that has some
         let hw = &st.stats.head_waits;
         for (level, w) in [("l1d", &hw.l1d), ("l2d", &hw.l2d)] {
-            let at = sec.find(&format!("<p>why FMT's {level} head waited: "));
+            let at = sec.find(&format!("<p>Why FMT's {level} head waited: "));
             if w.total() == 0 {
                 assert_eq!(at, None, "{} {level}: no head waits, no sentence", st.name);
                 continue;

@@ -1186,7 +1186,7 @@ fn the_detail_table_shows_every_methods_stack_per_study() {
                 continue;
             }
             let line = lines.next().unwrap();
-            let prefix = format!("why FMT's {level} head waited: ");
+            let prefix = format!("Why FMT's {level} head waited: ");
             assert!(line.starts_with(&prefix), "{line}");
             let got: Vec<f64> = line[prefix.len()..]
                 .split(", ")
