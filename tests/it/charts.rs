@@ -951,23 +951,7 @@ fn check_page(html: &str, r: &Report, dir: &std::path::Path) {
             }
             let p = &sec[at.unwrap_or_else(|| panic!("{} {level}: no sentence", st.name))..];
             let p = &p[..p.find("</p>").unwrap()];
-            let shown: Vec<f64> = p
-                .split(" %")
-                .filter_map(|c| c.rsplit(' ').next()?.parse().ok())
-                .collect();
-            let want: Vec<f64> = w
-                .named()
-                .iter()
-                .map(|&(_, n)| 100.0 * n as f64 / w.total() as f64)
-                .collect();
-            assert_eq!(shown.len(), 4, "{p}");
-            for (s, x) in shown.iter().zip(&want) {
-                assert!(
-                    near(*s, *x, 0.0501),
-                    "{} {level}: {p}, want {want:?}",
-                    st.name
-                );
-            }
+            crate::stacks::check_head_wait_sentence(p, w, p);
             assert!(p.ends_with("(<code>stats.head_waits</code>)"), "{p}");
         }
         // the stacks' table, then the census's

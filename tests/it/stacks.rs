@@ -1188,26 +1188,7 @@ fn the_detail_table_shows_every_methods_stack_per_study() {
             let line = lines.next().unwrap();
             let prefix = format!("Why FMT's {level} head waited: ");
             assert!(line.starts_with(&prefix), "{line}");
-            let got: Vec<f64> = line[prefix.len()..]
-                .split(", ")
-                .map(|p| {
-                    p.trim_end_matches(" %")
-                        .rsplit(' ')
-                        .next()
-                        .unwrap()
-                        .parse()
-                        .unwrap()
-                })
-                .collect();
-            let want: Vec<f64> = w
-                .named()
-                .iter()
-                .map(|&(_, n)| 100.0 * n as f64 / w.total() as f64)
-                .collect();
-            assert_eq!(got.len(), 4, "{line}");
-            for (g, x) in got.iter().zip(&want) {
-                assert!((g - x).abs() <= 0.05 + 1e-9, "{line}: {want:?}");
-            }
+            check_head_wait_sentence(&line[prefix.len()..], w, line);
         }
         if st.name == "stream" {
             assert!(hw.l2d.miss > 0 && hw.l2d.pending_hit > 0, "{hw:?}");
@@ -1420,4 +1401,23 @@ fn idealised_runs_are_reused_only_across_keys_that_change_no_timing() {
         n, r.runs,
         "a ROB of 64 changes timing: everything runs again"
     );
+}
+
+/// The four shares of a head-wait sentence (`stacks --detail`, the page),
+/// `its own miss A %, a pending hit B %, a late prefetch C %, no MSHR free
+/// D %`, each within rounding of `w`'s; `what` names it in a failure.
+pub(crate) fn check_head_wait_sentence(text: &str, w: &::sim::WaitSplit, what: &str) {
+    let shown: Vec<f64> = text
+        .split(" %")
+        .filter_map(|c| c.rsplit(' ').next()?.parse().ok())
+        .collect();
+    let want: Vec<f64> = w
+        .named()
+        .iter()
+        .map(|&(_, n)| 100.0 * n as f64 / w.total() as f64)
+        .collect();
+    assert_eq!(shown.len(), 4, "{what}");
+    for (s, x) in shown.iter().zip(&want) {
+        assert!((s - x).abs() <= 0.05 + 1e-9, "{what}: want {want:?}");
+    }
 }
