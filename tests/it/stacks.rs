@@ -1403,21 +1403,26 @@ fn idealised_runs_are_reused_only_across_keys_that_change_no_timing() {
     );
 }
 
-/// The four shares of a head-wait sentence (`stacks --detail`, the page),
+/// The four parts of a head-wait sentence (`stacks --detail`, the page),
 /// `its own miss A %, a pending hit B %, a late prefetch C %, no MSHR free
-/// D %`, each within rounding of `w`'s; `what` names it in a failure.
+/// D %`: each under its label, in order, within rounding of `w`'s share;
+/// `what` names it in a failure.
 pub(crate) fn check_head_wait_sentence(text: &str, w: &::sim::WaitSplit, what: &str) {
-    let shown: Vec<f64> = text
-        .split(" %")
-        .filter_map(|c| c.rsplit(' ').next()?.parse().ok())
-        .collect();
-    let want: Vec<f64> = w
-        .named()
-        .iter()
-        .map(|&(_, n)| 100.0 * n as f64 / w.total() as f64)
-        .collect();
-    assert_eq!(shown.len(), 4, "{what}");
-    for (s, x) in shown.iter().zip(&want) {
-        assert!((s - x).abs() <= 0.05 + 1e-9, "{what}: want {want:?}");
+    let labels = [
+        "its own miss ",
+        "a pending hit ",
+        "a late prefetch ",
+        "no MSHR free ",
+    ];
+    let parts: Vec<&str> = text.split(", ").collect();
+    assert_eq!(parts.len(), labels.len(), "{what}");
+    for ((part, label), (_, n)) in parts.iter().zip(labels).zip(w.named()) {
+        let shown: f64 = part
+            .strip_prefix(label)
+            .and_then(|r| r.split(" %").next())
+            .and_then(|r| r.parse().ok())
+            .unwrap_or_else(|| panic!("{what}: `{part}` is not `{label}N %`"));
+        let want = 100.0 * n as f64 / w.total() as f64;
+        assert!((shown - want).abs() <= 0.05 + 1e-9, "{what}: {label}{want}");
     }
 }
