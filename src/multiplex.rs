@@ -822,6 +822,15 @@ fn study(
     })
 }
 
+/// The studies of a set (`workloads`, `traces`): those whose kind it is
+/// the plural of.
+fn studies_of<'a>(studies: &'a [Study], set: &str) -> Vec<&'a Study> {
+    studies
+        .iter()
+        .filter(|x| set.strip_suffix('s') == Some(x.kind.as_str()))
+        .collect()
+}
+
 /// The summary rows of `studies` (a set) named `set`.
 fn summarise(set: &str, studies: &[&Study]) -> Vec<SummaryRow> {
     let mut keys: Vec<(Basis, u64, usize, String)> = Vec::new();
@@ -935,8 +944,7 @@ pub fn run_multiplex(
     }
     let mut summary = Vec::new();
     for set in ["workloads", "traces"] {
-        let kind = &set[..set.len() - 1];
-        let of: Vec<&Study> = studies.iter().filter(|x| x.kind == kind).collect();
+        let of = studies_of(&studies, set);
         if !of.is_empty() {
             summary.extend(summarise(set, &of));
         }
@@ -1008,18 +1016,9 @@ pub fn text(r: &Report) -> String {
         if rows.is_empty() {
             continue;
         }
-        let names: Vec<&str> = r
-            .studies
-            .iter()
-            .filter(|x| format!("{}s", x.kind) == set)
-            .map(|x| x.name.as_str())
-            .collect();
+        let of = studies_of(&r.studies, set);
+        let names: Vec<&str> = of.iter().map(|x| x.name.as_str()).collect();
         let _ = writeln!(s, "\n{set} ({}): {}", names.len(), names.join(", "));
-        let of: Vec<&Study> = r
-            .studies
-            .iter()
-            .filter(|x| format!("{}s", x.kind) == set)
-            .collect();
         let full = |m: &str| {
             of.iter()
                 .map(|x| error_pp(&x.stacks[m], &x.stacks["reference"], x.cycles))
@@ -1369,11 +1368,7 @@ pub fn html(r: &Report) -> String {
         if rows.is_empty() {
             continue;
         }
-        let of: Vec<&Study> = r
-            .studies
-            .iter()
-            .filter(|x| format!("{}s", x.kind) == set)
-            .collect();
+        let of = studies_of(&r.studies, set);
         let names: Vec<String> = of.iter().map(|x| esc(&x.name)).collect();
         let _ = writeln!(
             s,

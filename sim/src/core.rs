@@ -473,10 +473,11 @@ impl<S: InstrSource> Core<S> {
             ..CycleEvents::default()
         };
         self.fe_blocked = false;
-        let window_full = self.tail - self.head == self.g.rob || self.ev.backend_full;
+        let rob_full = self.tail - self.head == self.g.rob;
+        let window_full = rob_full || self.ev.backend_full;
         if counting {
             self.stats.cycles += 1;
-            if self.tail - self.head == self.g.rob {
+            if rob_full {
                 self.stats.rob_full_cycles += 1;
             } else if lsq_full {
                 self.stats.lsq_full_cycles += 1;
