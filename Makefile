@@ -220,10 +220,13 @@ paper: release
 ## unit's own size (local counter width, rows) on the suite and both traces
 ## into report/sweep-unit/; then the memory system of Chen and Aamodt (MSHRs,
 ## the three prefetchers) on the suite and both traces into
-## report/sweep-memory/ (about 24 minutes in all on this 2-vCPU Xeon, half of
-## it the last; docs/accuracy.md discusses the results).
+## report/sweep-memory/; then twelve random layouts of the programs in memory
+## (layout.seed, Weaver and McKee) into report/sweep-layout/ (about 37 minutes
+## in all on this 2-vCPU Xeon, the last two about 12 each; docs/accuracy.md
+## discusses the results).
 sweep: release
 	$(BIN) sweep --instructions 1000000 --vary core.rob_entries=64,256 --vary core.lsq_entries=32,128 --vary core.frontend_stages=10 --vary memory_latency=100,500 --vary prefetch.kind=stride --out report/sweep
 	$(BIN) sweep --instructions 1000000 --set core.report_backend_full=false --vary core.rob_entries=256 --vary core.lsq_entries=32 --vary core.fmt_rows=8,16 --out report/sweep-paper-unit
 	$(BIN) sweep --instructions 1000000 --vary unit.local_bits=6,8,9,10,12 --vary core.fmt_rows=8,16,32 --traces $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz,$(TRACES)/sqlite3_x86_skip100M_13M.champsimtrace.xz --out report/sweep-unit
 	$(BIN) sweep --instructions 1000000 --vary l1d.mshrs=1,2,4 --vary l2.mshrs=2,4 --vary prefetch.kind=next_line,tagged,stride --traces $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz,$(TRACES)/sqlite3_x86_skip100M_13M.champsimtrace.xz --out report/sweep-memory
+	$(BIN) sweep --instructions 1000000 --vary layout.seed=1,2,3,4,5,6,7,8,9,10,11,12 --traces $(TRACES)/xz6_x86_skip50M_13M.champsimtrace.xz,$(TRACES)/sqlite3_x86_skip100M_13M.champsimtrace.xz --out report/sweep-layout

@@ -224,6 +224,10 @@ pub struct RunReport {
     /// (the paper's Table 2), each as the `--set` that makes it; empty for
     /// the default ([`sim::Config::differences`]).
     pub machine: Vec<String>,
+    /// With a `layout.seed`: the shifts it drew, `[code, data]` in bytes
+    /// (left out otherwise: explicit shifts are in `machine`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layout_shifts: Option<[u64; 2]>,
     pub warmup: u64,
     pub instructions: u64,
     pub cycles: u64,
@@ -511,6 +515,10 @@ fn simulate_core<S: sim::InstrSource>(
         trace: trace_stats(core.source()),
         seed: args.source_seed(),
         machine: cfg.differences(&sim::Config::default()),
+        layout_shifts: (cfg.layout.seed != 0).then(|| {
+            let (c, d) = cfg.layout.shifts();
+            [c, d]
+        }),
         warmup: args.warmup,
         instructions: st.instructions,
         cycles: st.cycles,
@@ -559,6 +567,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
     );
     if !r.machine.is_empty() {
         crate::reportln!("  machine: the default with {}", r.machine.join(", "));
+    }
+    if let Some([c, d]) = r.layout_shifts {
+        crate::reportln!(
+            "  layout: code shifted by {c:#x} bytes, data by {d:#x} (drawn from layout.seed)"
+        );
     }
     crate::reportln!(
         "  core cycles [0, {}) warm-up, counting off; [{}, {}) measured (`--window A:B` counts core cycles from 0, warm-up included)",
@@ -709,6 +722,13 @@ pub fn config(args: &ConfigArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&cfg)?);
     } else if args.print {
         print!("{}", cfg.to_toml());
+        if cfg.layout.seed != 0 {
+            let (c, d) = cfg.layout.shifts();
+            println!(
+                "# layout.seed = {} draws code_shift = {c}, data_shift = {d}",
+                cfg.layout.seed
+            );
+        }
     } else {
         eprintln!("configuration is valid (`--print` shows it)");
     }

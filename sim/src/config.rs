@@ -383,6 +383,52 @@ impl Ideal {
     }
 }
 
+/// Where the program sits in the address space (Weaver and McKee's and
+/// Mytkowicz et al.'s point: the same program at other addresses can run
+/// differently). Every code address the source yields (`pc`, taken targets)
+/// moves by the code shift and every data address by the data shift, in the
+/// core, before any cache, TLB or predictor sees them; the wrong path is asked
+/// for at the unshifted address. A location stays at one address, so the program
+/// does exactly the same work; only set indices, page boundaries and predictor
+/// hashes change. All zero (the default): the addresses as generated or recorded.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Layout {
+    /// Bytes added to every code address, below 2^40.
+    pub code_shift: u64,
+    /// Bytes added to every data address, below 2^40.
+    pub data_shift: u64,
+    /// Nonzero: a random layout, both shifts drawn from this seed (multiples
+    /// of 16 bytes below 1 MiB, [`Layout::shifts`]); the two shifts must then be 0.
+    pub seed: u64,
+}
+
+impl Layout {
+    /// The largest shift, exclusive.
+    pub const MAX_SHIFT: u64 = 1 << 40;
+    /// A random layout's shifts are multiples of this (a function's and a
+    /// `malloc` block's usual alignment on x86-64)...
+    pub const RANDOM_ALIGN: u64 = 16;
+    /// ... below this: 1 MiB spans every index bit of the default machine's
+    /// caches (the L2's 128 KiB way), TLBs and predictor tables.
+    pub const RANDOM_SPAN: u64 = 1 << 20;
+
+    /// The shifts in effect, `(code, data)`: the explicit ones, or the ones
+    /// `seed` draws (the same for a seed on every machine and version of the
+    /// `rand_xoshiro` generator).
+    pub fn shifts(&self) -> (u64, u64) {
+        if self.seed == 0 {
+            return (self.code_shift, self.data_shift);
+        }
+        use rand::{Rng, SeedableRng};
+        let mut r = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(self.seed ^ 0x1a70_0000_0003);
+        let n = Self::RANDOM_SPAN / Self::RANDOM_ALIGN;
+        let code = r.gen_range(0..n) * Self::RANDOM_ALIGN;
+        let data = r.gen_range(0..n) * Self::RANDOM_ALIGN;
+        (code, data)
+    }
+}
+
 /// The whole machine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -399,6 +445,7 @@ pub struct Config {
     pub prefetch: PrefetchCfg,
     pub unit: UnitCfg,
     pub ideal: Ideal,
+    pub layout: Layout,
 }
 
 impl Default for Config {
@@ -422,6 +469,7 @@ impl Default for Config {
             prefetch: PrefetchCfg::default(),
             unit: UnitCfg::default(),
             ideal: Ideal::default(),
+            layout: Layout::default(),
         }
     }
 }
@@ -826,6 +874,22 @@ impl Config {
                 self.unit.global_bits as u64,
                 "8..=64 (the unit's global counters)",
             );
+        }
+        let lay = &self.layout;
+        for (k, v) in [
+            ("layout.code_shift", lay.code_shift),
+            ("layout.data_shift", lay.data_shift),
+        ] {
+            if v >= Layout::MAX_SHIFT {
+                return bad(k, v, "below 2^40 (1099511627776)");
+            }
+            if v != 0 && lay.seed != 0 {
+                return Err(SimError::Config(format!(
+                    "`{k}` = {v} and `layout.seed` = {}: a random layout draws both shifts; \
+                     give the seed or the shifts",
+                    lay.seed
+                )));
+            }
         }
         if c.watchdog_cycles < 1000 {
             return bad("core.watchdog_cycles", c.watchdog_cycles, "at least 1000");

@@ -169,6 +169,35 @@ struct Geo {
     itlb_lat: u64,
     dtlb_lat: u64,
     watchdog: u64,
+    /// `layout.shifts()`: added to every code and every data address.
+    code_shift: u64,
+    data_shift: u64,
+}
+
+/// `i` moved by the layout's shifts ([`crate::Layout`]): its `pc` and a taken
+/// branch's nonzero `target` by `code`, its nonzero data addresses by `data`
+/// (0 means none and stays 0), each modulo 2^64. Also whether an address
+/// passed 2^64 (wrapped).
+#[inline]
+pub(crate) fn relocate(i: &mut Instr, code: u64, data: u64) -> bool {
+    let mut wrapped = false;
+    let mut add = |a: &mut u64, s: u64| {
+        let (v, o) = a.overflowing_add(s);
+        *a = v;
+        wrapped |= o;
+    };
+    add(&mut i.pc, code);
+    if i.target != 0 {
+        add(&mut i.target, code);
+    }
+    if i.load_addr != 0 {
+        add(&mut i.load_addr, data);
+    }
+    if i.store_addr != 0 {
+        add(&mut i.store_addr, data);
+    }
+    // a nonzero address that lands on 0 (it would read as none) wrapped too
+    wrapped
 }
 
 fn class_idx(c: OpClass) -> usize {
@@ -316,6 +345,8 @@ impl<S: InstrSource> Core<S> {
             itlb_lat: cfg.itlb.miss_latency as u64,
             dtlb_lat: cfg.dtlb.miss_latency as u64,
             watchdog: c.watchdog_cycles,
+            code_shift: cfg.layout.shifts().0,
+            data_shift: cfg.layout.shifts().1,
         };
         let cache = |cc: &crate::config::CacheCfg| Cache::new(cc.size, cc.ways, cc.line, cc.mshrs);
         let tlb = |t: &crate::config::TlbCfg| {
@@ -1195,7 +1226,25 @@ impl<S: InstrSource> Core<S> {
 
     fn peek(&mut self) -> Result<(), SimError> {
         if self.peeked.is_none() && !self.src_done {
-            self.peeked = self.src.next()?;
+            let mut next = self.src.next()?;
+            if let Some(i) = &mut next {
+                let at = *i;
+                if relocate(i, self.g.code_shift, self.g.data_shift) {
+                    return Err(SimError::Config(format!(
+                        "{}: the instruction at {:#x} (target {:#x}, load {:#x}, store {:#x}) \
+                         moved by layout.code_shift {:#x} and layout.data_shift {:#x} passes \
+                         the 64-bit address space; give smaller shifts",
+                        self.src.name(),
+                        at.pc,
+                        at.target,
+                        at.load_addr,
+                        at.store_addr,
+                        self.g.code_shift,
+                        self.g.data_shift
+                    )));
+                }
+            }
+            self.peeked = next;
             self.src_done = self.peeked.is_none();
         }
         Ok(())
@@ -1355,7 +1404,11 @@ impl<S: InstrSource> Core<S> {
                 break;
             }
             let instr = if self.wp {
-                self.src.wrong_path(pc)
+                // asked at the source's own address, moved back: a wrong path
+                // is never committed, so an address that wraps just wraps
+                let mut i = self.src.wrong_path(pc.wrapping_sub(self.g.code_shift));
+                relocate(&mut i, self.g.code_shift, self.g.data_shift);
+                i
             } else {
                 match self.next_committed()? {
                     Some(i) => i,

@@ -19,7 +19,7 @@ pub mod trace;
 pub mod workloads;
 
 pub use crate::core::Core;
-pub use config::{Config, Ideal};
+pub use config::{Config, Ideal, Layout};
 pub use isa::{BranchKind, Instr, InstrSource, OpClass, SourceError};
 pub use stats::{HeadWaits, MissCounts, Stats, WaitSplit};
 

@@ -761,6 +761,7 @@ fn suite_names_are_unique_and_at_least_twelve() {
 }
 
 mod config_checks;
+mod layout_checks;
 mod workload_checks;
 
 /// After a misprediction's squash, the first correct-path instruction is

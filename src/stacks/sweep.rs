@@ -245,9 +245,123 @@ pub fn text(points: &[(Point, Report)]) -> String {
         }
         let _ = writeln!(s, "  {}", worst(r, "fmt", None));
     }
+    s.push_str(&spread_text(points));
     for (p, r) in points {
         if let Some(w) = super::output::saturation_warning(r) {
             let _ = writeln!(s, "warning: point {}: {w}", p.name);
+        }
+    }
+    s
+}
+
+/// The fewest values of one key that get a spread table.
+pub const SPREAD_MIN_VALUES: usize = 3;
+
+/// For each key varied over at least [`SPREAD_MIN_VALUES`] values, how far
+/// each study moves over the base and those points: its CPI (lowest,
+/// highest, coefficient of variation) and FMT's and sFMT's error (lowest,
+/// highest), then each scope's average errors. Over `layout.seed` values
+/// this is the noise a placement in memory puts on every figure (Weaver and
+/// McKee; docs/accuracy.md).
+pub fn spread_text(points: &[(Point, Report)]) -> String {
+    let mut s = String::new();
+    let Some((_, base)) = points.first() else {
+        return s;
+    };
+    let mut keys: Vec<&str> = Vec::new();
+    for (p, _) in points {
+        if let Some((k, _)) = &p.set {
+            if !keys.contains(&k.as_str()) {
+                keys.push(k);
+            }
+        }
+    }
+    let range = |v: &[f64]| {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
+    };
+    for key in keys {
+        let group: Vec<&Report> = std::iter::once(base)
+            .chain(
+                points
+                    .iter()
+                    .filter(|(p, _)| p.set.as_ref().is_some_and(|(k, _)| k == key))
+                    .map(|(_, r)| r),
+            )
+            .collect();
+        if group.len() <= SPREAD_MIN_VALUES {
+            continue;
+        }
+        let _ = writeln!(
+            s,
+            "\nSpread over the base and the {} values of {key} (lowest .. highest; CV = standard deviation / mean of the CPI):",
+            group.len() - 1
+        );
+        let w = base
+            .studies
+            .iter()
+            .map(|st| st.name.len())
+            .max()
+            .unwrap_or(0)
+            .max(8);
+        let _ = writeln!(
+            s,
+            "{:<w$} {:>17} {:>6} {:>15} {:>15}",
+            "study", "CPI", "CV %", "fmt error pp", "sfmt error pp"
+        );
+        for st in &base.studies {
+            let same: Vec<&super::Study> = group
+                .iter()
+                .filter_map(|r| r.studies.iter().find(|x| x.name == st.name))
+                .collect();
+            let cpi: Vec<f64> = same.iter().map(|x| x.cpi).collect();
+            let mean = cpi.iter().sum::<f64>() / cpi.len() as f64;
+            let sd =
+                (cpi.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / cpi.len() as f64).sqrt();
+            let (clo, chi) = range(&cpi);
+            let _ = write!(
+                s,
+                "{:<w$} {:>17} {:>6.2}",
+                st.name,
+                format!("{clo:.4} .. {chi:.4}"),
+                100.0 * sd / mean
+            );
+            for m in ["fmt", "sfmt"] {
+                let e: Vec<f64> = same.iter().map(|x| x.errors_pp[m]).collect();
+                let (lo, hi) = range(&e);
+                let _ = write!(s, " {:>15}", format!("{lo:.2} .. {hi:.2}"));
+            }
+            s.push('\n');
+        }
+        let sc = scopes(base);
+        // `all` repeats the one other scope when there is only one
+        let skip_all = sc.len() == 2;
+        for (scope, _, kind) in sc {
+            if skip_all && scope == "all" {
+                continue;
+            }
+            let over = if scope == "all" {
+                "all studies".into()
+            } else {
+                format!("the {scope}")
+            };
+            let _ = write!(s, "average error over {over}:");
+            for m in COMPARED {
+                let e: Vec<f64> = group
+                    .iter()
+                    .filter_map(|r| {
+                        scopes(r)
+                            .into_iter()
+                            .find(|x| x.2 == kind)
+                            .map(|x| x.1[m].avg_error_pp)
+                    })
+                    .collect();
+                let (lo, hi) = range(&e);
+                let _ = write!(s, " {} {lo:.3} .. {hi:.3};", short(m));
+            }
+            s.pop();
+            s.push('\n');
         }
     }
     s
@@ -759,6 +873,65 @@ mod tests {
             cfg: r.config.clone(),
         };
         vec![(base, r.clone()), (lat, r.clone())]
+    }
+
+    /// A key of three values or more gets a spread table over the base and
+    /// its points: per study its CPI's and each unit's error's lowest and
+    /// highest, then each scope's average errors; a key of fewer values none.
+    #[test]
+    fn a_key_of_three_values_gets_the_spread_of_every_study_over_them() {
+        let base = four_studies();
+        let mut pts = base_and_latency(&base);
+        for (k, (cpi, e)) in [(0.5, 1.0), (3.0, 4.0), (2.5, 9.0)].into_iter().enumerate() {
+            let mut r = base.clone();
+            r.studies[2].cpi = cpi;
+            r.studies[2].errors_pp.insert("sfmt".into(), e);
+            r.summary = super::super::summarise(r.studies.iter());
+            r.summary_workloads =
+                super::super::summarise(r.studies.iter().filter(|s| s.kind == "workload"));
+            pts.push((
+                Point {
+                    name: format!("layout.seed={}", k + 1),
+                    set: Some(("layout.seed".into(), format!("{}", k + 1))),
+                    cfg: base.config.clone(),
+                },
+                r,
+            ));
+        }
+        let t = spread_text(&pts);
+        assert!(
+            !t.contains("memory_latency"),
+            "a key of one value got a table:\n{t}"
+        );
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(
+            lines[1].starts_with("Spread over the base and the 3 values of layout.seed"),
+            "{t}"
+        );
+        // w2's CPI 2.0, 0.5, 3.0, 2.5: mean 2.0, standard deviation 0.935
+        let w2: Vec<&str> = lines[5].split_whitespace().collect();
+        assert_eq!(
+            w2,
+            ["w2", "0.5000", "..", "3.0000", "46.77", "3.00", "..", "3.00", "1.00", "..", "9.00"],
+            "{t}"
+        );
+        let w1: Vec<&str> = lines[3].split_whitespace().collect();
+        assert_eq!(w1[1..6], ["2.0000", "..", "2.0000", "0.00", "2.00"], "{t}");
+        // the workloads' sFMT average: (2 + 1 + 3) / 3 = 2 .. (2 + 9 + 3) / 3
+        assert!(
+            t.contains(
+                "average error over the workloads: fmt 2.667 .. 2.667; sfmt 2.000 .. 4.667;"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("average error over all studies: fmt 3.250 .. 3.250;"),
+            "{t}"
+        );
+        assert!(
+            spread_text(&pts[..4]).is_empty(),
+            "two values of a key got a table"
+        );
     }
 
     /// Each row names the study of its scope with the method's largest
