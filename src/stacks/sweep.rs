@@ -257,16 +257,48 @@ pub fn text(points: &[(Point, Report)]) -> String {
 /// The fewest values of one key that get a spread table.
 pub const SPREAD_MIN_VALUES: usize = 3;
 
+/// How far the studies move over the base and one key's points.
+pub struct Spread {
+    pub key: String,
+    /// The key's values (points other than the base).
+    pub values: usize,
+    /// Per study, in the base's order.
+    pub rows: Vec<SpreadRow>,
+    /// Per scope (`all studies`, `the workloads`, `the traces`; `all`
+    /// left out when it repeats the only other): each compared method's
+    /// average error, lowest and highest.
+    pub scopes: Vec<(String, Vec<MethodRange>)>,
+}
+
+/// A compared method's name and its lowest and highest value.
+pub type MethodRange = (&'static str, f64, f64);
+
+/// One study's spread.
+pub struct SpreadRow {
+    pub study: String,
+    pub cpi: (f64, f64),
+    /// Standard deviation over mean of the CPI, in per cent.
+    pub cpi_cv_pct: f64,
+    pub fmt: (f64, f64),
+    pub sfmt: (f64, f64),
+}
+
+fn range(v: &[f64]) -> (f64, f64) {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (lo, hi)
+}
+
 /// For each key varied over at least [`SPREAD_MIN_VALUES`] values, how far
 /// each study moves over the base and those points: its CPI (lowest,
 /// highest, coefficient of variation) and FMT's and sFMT's error (lowest,
 /// highest), then each scope's average errors. Over `layout.seed` values
 /// this is the noise a placement in memory puts on every figure (Weaver and
 /// McKee; docs/accuracy.md).
-pub fn spread_text(points: &[(Point, Report)]) -> String {
-    let mut s = String::new();
+pub fn spreads(points: &[(Point, Report)]) -> Vec<Spread> {
+    let mut out = Vec::new();
     let Some((_, base)) = points.first() else {
-        return s;
+        return out;
     };
     let mut keys: Vec<&str> = Vec::new();
     for (p, _) in points {
@@ -276,11 +308,6 @@ pub fn spread_text(points: &[(Point, Report)]) -> String {
             }
         }
     }
-    let range = |v: &[f64]| {
-        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        (lo, hi)
-    };
     for key in keys {
         let group: Vec<&Report> = std::iter::once(base)
             .chain(
@@ -293,23 +320,7 @@ pub fn spread_text(points: &[(Point, Report)]) -> String {
         if group.len() <= SPREAD_MIN_VALUES {
             continue;
         }
-        let _ = writeln!(
-            s,
-            "\nSpread over the base and the {} values of {key} (lowest .. highest; CV = standard deviation / mean of the CPI):",
-            group.len() - 1
-        );
-        let w = base
-            .studies
-            .iter()
-            .map(|st| st.name.len())
-            .max()
-            .unwrap_or(0)
-            .max(8);
-        let _ = writeln!(
-            s,
-            "{:<w$} {:>17} {:>6} {:>15} {:>15}",
-            "study", "CPI", "CV %", "fmt error pp", "sfmt error pp"
-        );
+        let mut rows = Vec::new();
         for st in &base.studies {
             let same: Vec<&super::Study> = group
                 .iter()
@@ -319,49 +330,148 @@ pub fn spread_text(points: &[(Point, Report)]) -> String {
             let mean = cpi.iter().sum::<f64>() / cpi.len() as f64;
             let sd =
                 (cpi.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / cpi.len() as f64).sqrt();
-            let (clo, chi) = range(&cpi);
-            let _ = write!(
-                s,
-                "{:<w$} {:>17} {:>6.2}",
-                st.name,
-                format!("{clo:.4} .. {chi:.4}"),
-                100.0 * sd / mean
-            );
-            for m in ["fmt", "sfmt"] {
-                let e: Vec<f64> = same.iter().map(|x| x.errors_pp[m]).collect();
-                let (lo, hi) = range(&e);
-                let _ = write!(s, " {:>15}", format!("{lo:.2} .. {hi:.2}"));
-            }
-            s.push('\n');
+            let err = |m: &str| range(&same.iter().map(|x| x.errors_pp[m]).collect::<Vec<_>>());
+            rows.push(SpreadRow {
+                study: st.name.clone(),
+                cpi: range(&cpi),
+                cpi_cv_pct: 100.0 * sd / mean,
+                fmt: err("fmt"),
+                sfmt: err("sfmt"),
+            });
         }
         let sc = scopes(base);
         // `all` repeats the one other scope when there is only one
         let skip_all = sc.len() == 2;
+        let mut scs = Vec::new();
         for (scope, _, kind) in sc {
             if skip_all && scope == "all" {
                 continue;
             }
-            let over = if scope == "all" {
-                "all studies".into()
+            let label = if scope == "all" {
+                "all studies".to_string()
             } else {
                 format!("the {scope}")
             };
-            let _ = write!(s, "average error over {over}:");
-            for m in COMPARED {
-                let e: Vec<f64> = group
-                    .iter()
-                    .filter_map(|r| {
-                        scopes(r)
-                            .into_iter()
-                            .find(|x| x.2 == kind)
-                            .map(|x| x.1[m].avg_error_pp)
-                    })
-                    .collect();
-                let (lo, hi) = range(&e);
-                let _ = write!(s, " {} {lo:.3} .. {hi:.3};", short(m));
+            let per = COMPARED
+                .iter()
+                .map(|&m| {
+                    let e: Vec<f64> = group
+                        .iter()
+                        .filter_map(|r| {
+                            scopes(r)
+                                .into_iter()
+                                .find(|x| x.2 == kind)
+                                .map(|x| x.1[m].avg_error_pp)
+                        })
+                        .collect();
+                    let (lo, hi) = range(&e);
+                    (m, lo, hi)
+                })
+                .collect();
+            scs.push((label, per));
+        }
+        out.push(Spread {
+            key: key.to_string(),
+            values: group.len() - 1,
+            rows,
+            scopes: scs,
+        });
+    }
+    out
+}
+
+/// [`spreads`] as text: a table per key, then a line per scope.
+pub fn spread_text(points: &[(Point, Report)]) -> String {
+    let mut s = String::new();
+    for sp in spreads(points) {
+        let _ = writeln!(
+            s,
+            "\nSpread over the base and the {} values of {} (lowest .. highest; CV = standard deviation / mean of the CPI):",
+            sp.values, sp.key
+        );
+        let w = sp
+            .rows
+            .iter()
+            .map(|r| r.study.len())
+            .max()
+            .unwrap_or(0)
+            .max(8);
+        let _ = writeln!(
+            s,
+            "{:<w$} {:>17} {:>6} {:>15} {:>15}",
+            "study", "CPI", "CV %", "fmt error pp", "sfmt error pp"
+        );
+        for r in &sp.rows {
+            let _ = writeln!(
+                s,
+                "{:<w$} {:>17} {:>6.2} {:>15} {:>15}",
+                r.study,
+                format!("{:.4} .. {:.4}", r.cpi.0, r.cpi.1),
+                r.cpi_cv_pct,
+                format!("{:.2} .. {:.2}", r.fmt.0, r.fmt.1),
+                format!("{:.2} .. {:.2}", r.sfmt.0, r.sfmt.1),
+            );
+        }
+        for (label, per) in &sp.scopes {
+            let parts: Vec<String> = per
+                .iter()
+                .map(|(m, lo, hi)| format!("{} {lo:.3} .. {hi:.3}", short(m)))
+                .collect();
+            let _ = writeln!(s, "average error over {label}: {}", parts.join("; "));
+        }
+    }
+    s
+}
+
+/// [`spreads`] as HTML: a heading, a table per key and its scopes' line.
+fn spread_html(points: &[(Point, Report)]) -> String {
+    let mut s = String::new();
+    for sp in spreads(points) {
+        let _ = writeln!(
+            s,
+            "<h2>Spread over the base and the {} values of <code>{}</code></h2>\n\
+             <p>How far each study moves over these {} machines: lowest .. highest \
+             (CV: the CPI's standard deviation over its mean).{}</p>",
+            sp.values,
+            esc(&sp.key),
+            sp.values + 1,
+            if sp.key.starts_with("layout.") {
+                " The machines differ only in where the program sits in memory: this is \
+                 what its place alone does to each figure."
+            } else {
+                ""
             }
-            s.pop();
-            s.push('\n');
+        );
+        s.push_str(
+            "<table><tr><th>study</th><th>CPI</th><th>CV %</th>\
+             <th>fmt error pp</th><th>sfmt error pp</th></tr>\n",
+        );
+        for r in &sp.rows {
+            let _ = writeln!(
+                s,
+                "<tr><td>{}</td><td>{:.4} .. {:.4}</td><td>{:.2}</td><td>{:.2} .. {:.2}</td><td>{:.2} .. {:.2}</td></tr>",
+                esc(&r.study),
+                r.cpi.0,
+                r.cpi.1,
+                r.cpi_cv_pct,
+                r.fmt.0,
+                r.fmt.1,
+                r.sfmt.0,
+                r.sfmt.1
+            );
+        }
+        s.push_str("</table>\n");
+        for (label, per) in &sp.scopes {
+            let parts: Vec<String> = per
+                .iter()
+                .map(|(m, lo, hi)| format!("{m} {lo:.3} .. {hi:.3}"))
+                .collect();
+            let _ = writeln!(
+                s,
+                "<p>Average error over {}: {}.</p>",
+                esc(label),
+                esc(&parts.join("; "))
+            );
         }
     }
     s
@@ -436,8 +546,10 @@ pub fn sweep_html(points: &[(Point, Report)]) -> String {
     s.push_str(
         "<p>avg / max over the studies. The naive methods' bars are clipped at \
          40 points (the red label gives the value).</p>\n\
-         <object data=\"sweep.svg\" type=\"image/svg+xml\" aria-label=\"error per machine\">error per machine (sweep.svg)</object>\n</body></html>\n",
+         <object data=\"sweep.svg\" type=\"image/svg+xml\" aria-label=\"error per machine\">error per machine (sweep.svg)</object>\n",
     );
+    s.push_str(&spread_html(points));
+    s.push_str("</body></html>\n");
     s
 }
 
@@ -930,6 +1042,19 @@ mod tests {
         );
         assert!(
             spread_text(&pts[..4]).is_empty(),
+            "two values of a key got a table"
+        );
+        // the page holds the same table
+        let page = sweep_html(&pts);
+        for want in [
+            "<h2>Spread over the base and the 3 values of <code>layout.seed</code></h2>",
+            "<tr><td>w2</td><td>0.5000 .. 3.0000</td><td>46.77</td><td>3.00 .. 3.00</td><td>1.00 .. 9.00</td></tr>",
+            "<p>Average error over the workloads: fmt 2.667 .. 2.667; sfmt 2.000 .. 4.667;",
+        ] {
+            assert!(page.contains(want), "no `{want}` in the page:\n{page}");
+        }
+        assert!(
+            !sweep_html(&pts[..4]).contains("Spread"),
             "two values of a key got a table"
         );
     }
