@@ -172,6 +172,8 @@ struct Geo {
     /// `layout.shifts()`: added to every code and every data address.
     code_shift: u64,
     data_shift: u64,
+    /// Either shift is nonzero.
+    shifted: bool,
 }
 
 /// `i` moved by the layout's shifts ([`crate::Layout`]): its `pc` and a taken
@@ -347,6 +349,7 @@ impl<S: InstrSource> Core<S> {
             watchdog: c.watchdog_cycles,
             code_shift: cfg.layout.shifts().0,
             data_shift: cfg.layout.shifts().1,
+            shifted: cfg.layout.shifts() != (0, 0),
         };
         let cache = |cc: &crate::config::CacheCfg| Cache::new(cc.size, cc.ways, cc.line, cc.mshrs);
         let tlb = |t: &crate::config::TlbCfg| {
@@ -405,7 +408,11 @@ impl<S: InstrSource> Core<S> {
             digest: 0,
             g,
         };
-        core.peek()?;
+        if core.g.shifted {
+            core.peek::<true>()?;
+        } else {
+            core.peek::<false>()?;
+        }
         if let Some(i) = core.peeked {
             core.fetch_pc = i.pc;
         }
@@ -523,7 +530,11 @@ impl<S: InstrSource> Core<S> {
         self.execute(counting);
         self.dispatch(counting);
         self.decode(counting);
-        self.fetch(counting)?;
+        if self.g.shifted {
+            self.fetch::<true>(counting)?;
+        } else {
+            self.fetch::<false>(counting)?;
+        }
         self.branches_in_flight_end_of_cycle();
         self.now += 1;
         if self.now - self.last_commit > self.g.watchdog
@@ -1224,38 +1235,70 @@ impl<S: InstrSource> Core<S> {
 
     // ----------------------------------------------------------------- fetch
 
-    fn peek(&mut self) -> Result<(), SimError> {
+    /// Take the next committed-path instruction from the source if none is
+    /// waiting; `MOVED` (the layout shifts a nonzero) moves it
+    /// ([`relocate`]). A compile-time switch, so that a run without a layout
+    /// runs the fetch stage without a trace of it (docs/performance.md).
+    fn peek<const MOVED: bool>(&mut self) -> Result<(), SimError> {
         if self.peeked.is_none() && !self.src_done {
-            let mut next = self.src.next()?;
-            if let Some(i) = &mut next {
-                let at = *i;
-                if relocate(i, self.g.code_shift, self.g.data_shift) {
-                    return Err(SimError::Config(format!(
-                        "{}: the instruction at {:#x} (target {:#x}, load {:#x}, store {:#x}) \
-                         moved by layout.code_shift {:#x} and layout.data_shift {:#x} passes \
-                         the 64-bit address space; give smaller shifts",
-                        self.src.name(),
-                        at.pc,
-                        at.target,
-                        at.load_addr,
-                        at.store_addr,
-                        self.g.code_shift,
-                        self.g.data_shift
-                    )));
-                }
-            }
-            self.peeked = next;
+            self.peeked = self.src.next()?;
             self.src_done = self.peeked.is_none();
+            if MOVED {
+                self.relocate_peeked()?;
+            }
         }
         Ok(())
     }
 
+    /// The wrong-path instruction at (moved) `pc`: asked of the source at
+    /// its own address, then moved ([`relocate`]). A wrong path is never
+    /// committed, so an address that wraps just wraps.
+    fn moved_wrong_path(&mut self, pc: u64) -> Instr {
+        let (cs, ds) = (self.g.code_shift, self.g.data_shift);
+        let mut i = self.src.wrong_path(pc.wrapping_sub(cs));
+        relocate(&mut i, cs, ds);
+        i
+    }
+
+    /// The peeked instruction moved by the layout ([`relocate`]).
+    fn relocate_peeked(&mut self) -> Result<(), SimError> {
+        let (cs, ds) = (self.g.code_shift, self.g.data_shift);
+        if let Some(i) = &mut self.peeked {
+            if relocate(i, cs, ds) {
+                let i = *i;
+                self.peeked = None;
+                return Err(self.wrapped(i));
+            }
+        }
+        Ok(())
+    }
+
+    /// The error for committed-path instruction `i`, whose relocation
+    /// ([`relocate`]) carried an address past 2^64; it names the addresses
+    /// as the source gave them.
+    #[cold]
+    #[inline(never)]
+    fn wrapped(&self, i: Instr) -> SimError {
+        let (cs, ds) = (self.g.code_shift, self.g.data_shift);
+        let back = |a: u64, s: u64| if a == 0 { 0 } else { a.wrapping_sub(s) };
+        SimError::Config(format!(
+            "{}: the instruction at {:#x} (target {:#x}, load {:#x}, store {:#x}) \
+             moved by layout.code_shift {cs:#x} and layout.data_shift {ds:#x} passes \
+             the 64-bit address space; give smaller shifts",
+            self.src.name(),
+            i.pc.wrapping_sub(cs),
+            back(i.target, cs),
+            back(i.load_addr, ds),
+            back(i.store_addr, ds),
+        ))
+    }
+
     /// The next committed-path instruction, without taking it.
-    fn next_committed(&mut self) -> Result<Option<Instr>, SimError> {
+    fn next_committed<const MOVED: bool>(&mut self) -> Result<Option<Instr>, SimError> {
         if let Some(i) = self.replay.front() {
             return Ok(Some(*i));
         }
-        self.peek()?;
+        self.peek::<MOVED>()?;
         Ok(self.peeked)
     }
 
@@ -1370,12 +1413,12 @@ impl<S: InstrSource> Core<S> {
         true
     }
 
-    fn fetch(&mut self, counting: bool) -> Result<(), SimError> {
+    fn fetch<const MOVED: bool>(&mut self, counting: bool) -> Result<(), SimError> {
         if self.fe_blocked || self.fq.len() >= self.g.fq_cap {
             return Ok(());
         }
         if !self.wp && self.replay.is_empty() {
-            self.peek()?;
+            self.peek::<MOVED>()?;
             if self.peeked.is_none() {
                 return Ok(());
             }
@@ -1404,13 +1447,13 @@ impl<S: InstrSource> Core<S> {
                 break;
             }
             let instr = if self.wp {
-                // asked at the source's own address, moved back: a wrong path
-                // is never committed, so an address that wraps just wraps
-                let mut i = self.src.wrong_path(pc.wrapping_sub(self.g.code_shift));
-                relocate(&mut i, self.g.code_shift, self.g.data_shift);
-                i
+                if MOVED {
+                    self.moved_wrong_path(pc)
+                } else {
+                    self.src.wrong_path(pc)
+                }
             } else {
-                match self.next_committed()? {
+                match self.next_committed::<MOVED>()? {
                     Some(i) => i,
                     None => break,
                 }
@@ -1424,7 +1467,7 @@ impl<S: InstrSource> Core<S> {
                 0
             } else {
                 self.take_committed();
-                match self.next_committed()? {
+                match self.next_committed::<MOVED>()? {
                     Some(nx) => nx.pc,
                     None => instr.next_pc(),
                 }
