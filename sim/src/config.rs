@@ -399,12 +399,13 @@ pub struct Layout {
     /// Bytes added to every data address, below 2^40.
     pub data_shift: u64,
     /// Nonzero: a random layout, both shifts drawn from this seed (multiples
-    /// of 16 bytes below 1 MiB, [`Layout::shifts`]); the two shifts must then be 0.
+    /// of 16 bytes below 1 MiB, [`Layout::shifts`]); the two shifts must then
+    /// be 0. Below 2^40.
     pub seed: u64,
 }
 
 impl Layout {
-    /// The largest shift, exclusive.
+    /// The largest shift and seed, exclusive.
     pub const MAX_SHIFT: u64 = 1 << 40;
     /// A random layout's shifts are multiples of this (a function's and a
     /// `malloc` block's usual alignment on x86-64)...
@@ -414,8 +415,9 @@ impl Layout {
     pub const RANDOM_SPAN: u64 = 1 << 20;
 
     /// The shifts in effect, `(code, data)`: the explicit ones, or the ones
-    /// `seed` draws (the same for a seed on every machine and version of the
-    /// `rand_xoshiro` generator).
+    /// `seed` draws (the same for a seed on every machine, as long as
+    /// `rand_xoshiro`'s generator and `rand` 0.8's `gen_range` stay as they
+    /// are; a test pins seed 1's draw).
     pub fn shifts(&self) -> (u64, u64) {
         if self.seed == 0 {
             return (self.code_shift, self.data_shift);
@@ -876,6 +878,9 @@ impl Config {
             );
         }
         let lay = &self.layout;
+        if lay.seed >= Layout::MAX_SHIFT {
+            return bad("layout.seed", lay.seed, "below 2^40 (1099511627776)");
+        }
         for (k, v) in [
             ("layout.code_shift", lay.code_shift),
             ("layout.data_shift", lay.data_shift),
@@ -1335,6 +1340,24 @@ mod tests {
             assert!(
                 e.contains(&format!("`core.watchdog_cycles` = {w}"))
                     && e.contains("at most 1099511627776"),
+                "{e}"
+            );
+        }
+        // the same for the layout's keys (a seed of 2^63 made it panic)
+        let mut far = c.clone();
+        far.layout.code_shift = Layout::MAX_SHIFT - 1;
+        far.layout.data_shift = Layout::MAX_SHIFT - 1;
+        far.validate().unwrap();
+        assert_eq!(toml::from_str::<Config>(&far.to_toml()).unwrap(), far);
+        let mut seeded = c.clone();
+        seeded.layout.seed = Layout::MAX_SHIFT - 1;
+        seeded.validate().unwrap();
+        assert_eq!(toml::from_str::<Config>(&seeded.to_toml()).unwrap(), seeded);
+        for v in [Layout::MAX_SHIFT, 1 << 63, u64::MAX] {
+            seeded.layout.seed = v;
+            let e = seeded.validate().unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("`layout.seed` = {v} is illegal: below 2^40")),
                 "{e}"
             );
         }

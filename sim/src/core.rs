@@ -174,6 +174,8 @@ struct Geo {
     data_shift: u64,
     /// Either shift is nonzero.
     shifted: bool,
+    /// `layout.seed` (0: the shifts were given), for the error of a wrap.
+    layout_seed: u64,
 }
 
 /// `i` moved by the layout's shifts ([`crate::Layout`]): its `pc` and a taken
@@ -350,6 +352,7 @@ impl<S: InstrSource> Core<S> {
             code_shift: cfg.layout.shifts().0,
             data_shift: cfg.layout.shifts().1,
             shifted: cfg.layout.shifts() != (0, 0),
+            layout_seed: cfg.layout.seed,
         };
         let cache = |cc: &crate::config::CacheCfg| Cache::new(cc.size, cc.ways, cc.line, cc.mshrs);
         let tlb = |t: &crate::config::TlbCfg| {
@@ -1264,32 +1267,39 @@ impl<S: InstrSource> Core<S> {
     fn relocate_peeked(&mut self) -> Result<(), SimError> {
         let (cs, ds) = (self.g.code_shift, self.g.data_shift);
         if let Some(i) = &mut self.peeked {
+            let at = *i;
             if relocate(i, cs, ds) {
-                let i = *i;
                 self.peeked = None;
-                return Err(self.wrapped(i));
+                return Err(self.wrapped(at));
             }
         }
         Ok(())
     }
 
-    /// The error for committed-path instruction `i`, whose relocation
-    /// ([`relocate`]) carried an address past 2^64; it names the addresses
-    /// as the source gave them.
+    /// The error for committed-path instruction `i` (as the source gave
+    /// it), whose relocation ([`relocate`]) carries an address past 2^64.
     #[cold]
     #[inline(never)]
     fn wrapped(&self, i: Instr) -> SimError {
         let (cs, ds) = (self.g.code_shift, self.g.data_shift);
-        let back = |a: u64, s: u64| if a == 0 { 0 } else { a.wrapping_sub(s) };
+        let by = if self.g.layout_seed != 0 {
+            format!(
+                "by the shifts layout.seed = {} draws (code {cs:#x}, data {ds:#x}): try another seed",
+                self.g.layout_seed
+            )
+        } else {
+            format!(
+                "by layout.code_shift {cs:#x} and layout.data_shift {ds:#x}: give smaller shifts"
+            )
+        };
         SimError::Config(format!(
-            "{}: the instruction at {:#x} (target {:#x}, load {:#x}, store {:#x}) \
-             moved by layout.code_shift {cs:#x} and layout.data_shift {ds:#x} passes \
-             the 64-bit address space; give smaller shifts",
+            "{}: the instruction at {:#x} (target {:#x}, load {:#x}, store {:#x}) passes the \
+             64-bit address space moved {by}",
             self.src.name(),
-            i.pc.wrapping_sub(cs),
-            back(i.target, cs),
-            back(i.load_addr, ds),
-            back(i.store_addr, ds),
+            i.pc,
+            i.target,
+            i.load_addr,
+            i.store_addr,
         ))
     }
 

@@ -1711,7 +1711,13 @@ fn first_difference(
                     format!("`{}`: not a key of the report", key(k))
                 });
             }
-            if let Some(k) = w.keys().find(|k| !g.contains_key(*k)) {
+            // a report written before `layout.*` existed has no
+            // `config.layout`: it was the default layout
+            let older = |k: &str| {
+                key(k) == "config.layout"
+                    && w[k] == serde_json::to_value(sim::Layout::default()).expect("serialises")
+            };
+            if let Some(k) = w.keys().find(|k| !g.contains_key(*k) && !older(k)) {
                 return Some(format!("`{}` is missing", key(k)));
             }
             g.iter()

@@ -245,12 +245,12 @@ pub fn text(points: &[(Point, Report)]) -> String {
         }
         let _ = writeln!(s, "  {}", worst(r, "fmt", None));
     }
-    s.push_str(&spread_text(points));
     for (p, r) in points {
         if let Some(w) = super::output::saturation_warning(r) {
             let _ = writeln!(s, "warning: point {}: {w}", p.name);
         }
     }
+    s.push_str(&spread_text(points));
     s
 }
 
@@ -260,7 +260,8 @@ pub const SPREAD_MIN_VALUES: usize = 3;
 /// How far the studies move over the base and one key's points.
 pub struct Spread {
     pub key: String,
-    /// The key's values (points other than the base).
+    /// The key's values whose machine is not the base's or an earlier
+    /// value's (each machine counts once).
     pub values: usize,
     /// Per study, in the base's order.
     pub rows: Vec<SpreadRow>,
@@ -309,14 +310,16 @@ pub fn spreads(points: &[(Point, Report)]) -> Vec<Spread> {
         }
     }
     for key in keys {
-        let group: Vec<&Report> = std::iter::once(base)
-            .chain(
-                points
-                    .iter()
-                    .filter(|(p, _)| p.set.as_ref().is_some_and(|(k, _)| k == key))
-                    .map(|(_, r)| r),
-            )
-            .collect();
+        // each machine once: a value that is the base's own (or an earlier
+        // value's machine) is the same run under another name
+        let mut machines: Vec<&sim::Config> = vec![&points[0].0.cfg];
+        let mut group: Vec<&Report> = vec![base];
+        for (p, r) in points {
+            if p.set.as_ref().is_some_and(|(k, _)| k == key) && !machines.contains(&&p.cfg) {
+                machines.push(&p.cfg);
+                group.push(r);
+            }
+        }
         if group.len() <= SPREAD_MIN_VALUES {
             continue;
         }
@@ -995,6 +998,8 @@ mod tests {
         let base = four_studies();
         let mut pts = base_and_latency(&base);
         for (k, (cpi, e)) in [(0.5, 1.0), (3.0, 4.0), (2.5, 9.0)].into_iter().enumerate() {
+            let mut cfg = base.config.clone();
+            cfg.layout.seed = k as u64 + 1;
             let mut r = base.clone();
             r.studies[2].cpi = cpi;
             r.studies[2].errors_pp.insert("sfmt".into(), e);
@@ -1005,7 +1010,7 @@ mod tests {
                 Point {
                     name: format!("layout.seed={}", k + 1),
                     set: Some(("layout.seed".into(), format!("{}", k + 1))),
-                    cfg: base.config.clone(),
+                    cfg,
                 },
                 r,
             ));
@@ -1057,6 +1062,30 @@ mod tests {
             !sweep_html(&pts[..4]).contains("Spread"),
             "two values of a key got a table"
         );
+        // a value whose machine is the base's, or an earlier value's, is
+        // not a machine of its own: it is not counted twice
+        let mut with_same = pts[..4].to_vec();
+        for (name, cfg) in [
+            ("layout.seed=0", base.config.clone()),
+            ("again", pts[3].0.cfg.clone()),
+        ] {
+            with_same.push((
+                Point {
+                    name: name.into(),
+                    set: Some(("layout.seed".into(), "0".into())),
+                    cfg,
+                },
+                base.clone(),
+            ));
+        }
+        assert!(
+            spread_text(&with_same).is_empty(),
+            "{}",
+            spread_text(&with_same)
+        );
+        with_same.push(pts[4].clone());
+        let t = spread_text(&with_same);
+        assert!(t.contains("the 3 values of layout.seed"), "{t}");
     }
 
     /// Each row names the study of its scope with the method's largest

@@ -492,6 +492,26 @@ fn outputs_are_complete_and_well_formed_and_the_checker_catches_damage() {
         &|j| j["summary"]["fmt"]["max_error_pp"] = 99.0.into(),
         "summary.fmt.max_error_pp is 99",
     );
+    // a report written before `layout.*` existed (no `config.layout`) reads
+    // back as the default layout; any other missing key of the machine does not
+    let mut older = json.clone();
+    older["config"]
+        .as_object_mut()
+        .unwrap()
+        .remove("layout")
+        .expect("config.layout");
+    std::fs::write(dir.join("stacks.json"), older.to_string()).unwrap();
+    stacks::check_dir(&dir).unwrap_or_else(|e| panic!("a report without config.layout: {e:#}"));
+    edit_json(
+        &|j| {
+            j["config"].as_object_mut().unwrap().remove("ideal");
+        },
+        "`config.ideal` is missing",
+    );
+    edit_json(
+        &|j| j["config"]["layout"]["seed"] = 3.into(),
+        "with <code>layout.seed=3</code>",
+    );
     // the census: its cycles are the run's, and its head-waits classes FMT's
     edit_json(
         &|j| {

@@ -25,6 +25,26 @@ fn run(cfg: &Config, name: &str, cycles: u64) -> (Vec<events::CycleEvents>, crat
     (evs, core.stats().clone())
 }
 
+/// A jump from 0x1000 to 0xffff_ffff_ffff_ffc0 and on (plain instructions).
+struct Jump;
+
+impl crate::isa::InstrSource for Jump {
+    fn name(&self) -> &str {
+        "jump"
+    }
+    fn next(&mut self) -> Result<Option<crate::isa::Instr>, crate::isa::SourceError> {
+        let mut j = alu(0x1000);
+        j.class = OpClass::Branch;
+        j.branch = Some(BranchKind::DirectJump);
+        j.taken = true;
+        j.target = 0xffff_ffff_ffff_ffc0;
+        Ok(Some(j))
+    }
+    fn wrong_path(&mut self, pc: u64) -> crate::isa::Instr {
+        alu(pc)
+    }
+}
+
 #[test]
 fn relocation_moves_every_address_and_keeps_the_zero_that_means_none() {
     let mut load = alu(0x1000);
@@ -115,13 +135,40 @@ fn an_address_the_shift_would_wrap_is_an_error_naming_the_shift() {
         .expect("the wrapped address was not refused")
         .to_string();
     for want in [
-        "prog",
-        "0x1008",
-        "layout.data_shift 0x40",
-        "64-bit address space",
+        "prog: the instruction at 0x1008",
+        // as the source gave it (the moved address is 0)
+        "load 0xffffffffffffffc0",
+        "passes the 64-bit address space moved by layout.code_shift 0x0 and layout.data_shift 0x40: give smaller shifts",
     ] {
         assert!(e.contains(want), "`{want}` not in: {e}");
     }
+    // a random layout's wrap names the seed
+    let mut p = Prog::segments(&[(0x1000, 8)], BranchKind::DirectJump);
+    p.at(0x1008).class = OpClass::Load;
+    p.addr = Box::new(|_, _| u64::MAX - 100);
+    let mut cfg = Config::default();
+    cfg.layout.seed = 1;
+    let mut core = Core::new(&cfg, p).unwrap();
+    let e = (0..2_000)
+        .find_map(|_| core.step().err())
+        .expect("the wrapped address was not refused")
+        .to_string();
+    assert!(
+        e.contains(
+            "by the shifts layout.seed = 1 draws (code 0x5c280, data 0xcaff0): try another seed"
+        ),
+        "{e}"
+    );
+    // a taken branch's target that the code shift wraps
+    // (the first instruction is taken when the core is made)
+    let e = match Core::new(&shifted(0x40, 0), Jump) {
+        Ok(_) => panic!("the wrapped target was not refused"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        e.contains("jump: the instruction at 0x1000 (target 0xffffffffffffffc0"),
+        "{e}"
+    );
     // one byte less fits
     let mut p = Prog::segments(&[(0x1000, 8)], BranchKind::DirectJump);
     p.at(0x1008).class = OpClass::Load;
