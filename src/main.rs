@@ -53,7 +53,9 @@ enum Cmd {
     /// The `stacks` study on variants of the machine, one configuration key
     /// varied at a time (`--vary core.rob_entries=64,256`): does each method's
     /// accuracy hold as the machine changes? Writes each point's `stacks`
-    /// outputs and a summary, `sweep.csv`.
+    /// outputs and a summary, `sweep.csv`; for a key of three values or
+    /// more (`--vary layout.seed=1,2,3`: random layouts in memory), the
+    /// spread of each study's CPI and errors over them.
     Sweep(cpistack::stacks::sweep::SweepArgs),
     /// CPI stacks over time: the reference's, FMT's, sFMT's and POWER5's stack
     /// over each interval of `--interval` instructions, read from the same runs
