@@ -172,10 +172,16 @@ struct Geo {
     /// `layout.shifts()`: added to every code and every data address.
     code_shift: u64,
     data_shift: u64,
-    /// Either shift is nonzero.
-    shifted: bool,
     /// `layout.seed` (0: the shifts were given), for the error of a wrap.
     layout_seed: u64,
+}
+
+impl Geo {
+    /// The layout moves the program (either shift is nonzero).
+    #[inline]
+    fn shifted(&self) -> bool {
+        self.code_shift | self.data_shift != 0
+    }
 }
 
 /// `i` moved by the layout's shifts ([`crate::Layout`]): its `pc` and a taken
@@ -314,6 +320,7 @@ impl<S: InstrSource> Core<S> {
                 x
             }
         };
+        let (code_shift, data_shift) = cfg.layout.shifts();
         let g = Geo {
             rob: c.rob_entries as u64,
             rob_mask: if c.rob_entries.is_power_of_two() {
@@ -349,9 +356,8 @@ impl<S: InstrSource> Core<S> {
             itlb_lat: cfg.itlb.miss_latency as u64,
             dtlb_lat: cfg.dtlb.miss_latency as u64,
             watchdog: c.watchdog_cycles,
-            code_shift: cfg.layout.shifts().0,
-            data_shift: cfg.layout.shifts().1,
-            shifted: cfg.layout.shifts() != (0, 0),
+            code_shift,
+            data_shift,
             layout_seed: cfg.layout.seed,
         };
         let cache = |cc: &crate::config::CacheCfg| Cache::new(cc.size, cc.ways, cc.line, cc.mshrs);
@@ -411,7 +417,7 @@ impl<S: InstrSource> Core<S> {
             digest: 0,
             g,
         };
-        if core.g.shifted {
+        if core.g.shifted() {
             core.peek::<true>()?;
         } else {
             core.peek::<false>()?;
@@ -533,7 +539,7 @@ impl<S: InstrSource> Core<S> {
         self.execute(counting);
         self.dispatch(counting);
         self.decode(counting);
-        if self.g.shifted {
+        if self.g.shifted() {
             self.fetch::<true>(counting)?;
         } else {
             self.fetch::<false>(counting)?;

@@ -176,11 +176,16 @@ mod tests {
             longlat_cycles: 8,
             mispredicts: 9,
         };
-        let j = serde_json::to_value(m).unwrap();
+        names_every_field(&m, &m.named());
+    }
+
+    /// `named` holds each serialised field of `t`, by name and value, and no other.
+    fn names_every_field(t: &impl Serialize, named: &[(&str, u64)]) {
+        let j = serde_json::to_value(t).unwrap();
         let fields = j.as_object().unwrap();
-        assert_eq!(fields.len(), m.named().len());
-        for (k, v) in m.named() {
-            assert_eq!(fields[k], serde_json::json!(v), "{k}");
+        assert_eq!(fields.len(), named.len());
+        for (k, v) in named {
+            assert_eq!(fields[*k], serde_json::json!(v), "{k}");
         }
     }
 
@@ -193,12 +198,7 @@ mod tests {
             late_prefetch: 300,
             mshr_wait: 4000,
         };
-        let j = serde_json::to_value(w).unwrap();
-        let fields = j.as_object().unwrap();
-        assert_eq!(fields.len(), w.named().len());
-        for (k, v) in w.named() {
-            assert_eq!(fields[k], serde_json::json!(v), "{k}");
-        }
+        names_every_field(&w, &w.named());
         assert_eq!(w.total(), 4321);
     }
 

@@ -298,7 +298,7 @@ fn range(v: &[f64]) -> (f64, f64) {
 /// McKee; docs/accuracy.md).
 pub fn spreads(points: &[(Point, Report)]) -> Vec<Spread> {
     let mut out = Vec::new();
-    let Some((_, base)) = points.first() else {
+    let Some((base_point, base)) = points.first() else {
         return out;
     };
     let mut keys: Vec<&str> = Vec::new();
@@ -312,7 +312,7 @@ pub fn spreads(points: &[(Point, Report)]) -> Vec<Spread> {
     for key in keys {
         // each machine once: a value that is the base's own (or an earlier
         // value's machine) is the same run under another name
-        let mut machines: Vec<&sim::Config> = vec![&points[0].0.cfg];
+        let mut machines: Vec<&sim::Config> = vec![&base_point.cfg];
         let mut group: Vec<&Report> = vec![base];
         for (p, r) in points {
             if p.set.as_ref().is_some_and(|(k, _)| k == key) && !machines.contains(&&p.cfg) {

@@ -11,7 +11,7 @@ use crate::workloads::{self, Workload};
 
 /// The error of applying `sets` to the defaults (`set_all`: each checked for its
 /// type, then the whole configuration validated).
-fn rejection(sets: &[&str]) -> String {
+pub(super) fn rejection(sets: &[&str]) -> String {
     let mut c = Config::default();
     match c.set_all(sets.iter().copied()) {
         Ok(()) => panic!("{sets:?} accepted"),
@@ -27,7 +27,7 @@ fn watchdog_minimum(c: &Config) -> u64 {
     WATCHDOG_MARGIN * c.worst_stall().iter().map(|t| t.1).sum::<u64>()
 }
 
-fn accepted(sets: &[&str]) -> Config {
+pub(super) fn accepted(sets: &[&str]) -> Config {
     let mut c = Config::default();
     c.set_all(sets.iter().copied())
         .unwrap_or_else(|e| panic!("{sets:?}: {e}"));
